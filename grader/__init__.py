@@ -1,0 +1,1 @@
+"""The reference model of the exam rules, the grading harness and the instructor CLI."""

@@ -1,0 +1,1 @@
+"""Embedded stdio MCP servers used by the lessons, the labs and the grader."""

@@ -1,0 +1,98 @@
+"""The one small helper lessons, labs and the grader use to talk to a server over MCP.
+
+``connect("support_desk", env={...})`` starts ``python -m servers.support_desk`` as a
+real stdio subprocess and returns a session whose methods are plain (blocking) calls,
+so notebook cells stay short; the MCP client runs on an event loop in a helper
+thread. ``connect(server_object)`` talks to an in-process server the same way.
+Results come back in wire format (camelCase JSON), exactly what the model would see.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, ExitStack
+from typing import Any
+
+import anyio
+from anyio.from_thread import start_blocking_portal
+
+from mcp import Client, StdioServerParameters
+
+# Fields of the 2026 result envelope that say nothing about the tool's answer.
+ENVELOPE_FIELDS = ("_meta", "resultType")
+
+
+def wire(result: Any, *, envelope: bool = False) -> dict[str, Any]:
+    """A protocol result object as the JSON that travels on the wire (camelCase)."""
+    data = result.model_dump(by_alias=True, exclude_none=True, mode="json")
+    if not envelope:
+        for key in ENVELOPE_FIELDS:
+            data.pop(key, None)
+    return data
+
+
+def stdio_params(module: str, *, env: Mapping[str, str] | None = None, args: tuple[str, ...] = ()) -> StdioServerParameters:
+    """Parameters that start ``python -m <module>`` with this interpreter."""
+    if "." not in module:
+        module = f"servers.{module}"
+    full_env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "PYTHONPATH", "SYSTEMROOT")}
+    full_env.update(env or {})
+    return StdioServerParameters(command=sys.executable, args=["-m", module, *args], env=full_env)
+
+
+class Session(AbstractContextManager["Session"]):
+    """A blocking MCP client session, for notebook cells and scripts."""
+
+    def __init__(self, server: Any, *, timeout: float | None = 30.0) -> None:
+        self._stack = ExitStack()
+        self._timeout = timeout
+        try:
+            self._portal = self._stack.enter_context(start_blocking_portal())
+            self.client: Client = self._stack.enter_context(
+                self._portal.wrap_async_context_manager(Client(server, read_timeout_seconds=timeout))
+            )
+        except BaseException:
+            self._stack.close()
+            raise
+
+    def _run(self, fn, *args: Any) -> Any:
+        async def bounded() -> Any:
+            with anyio.fail_after(self._timeout) if self._timeout else _null():
+                return await fn(*args)
+
+        return self._portal.call(bounded)
+
+    def call(self, tool: str, arguments: Mapping[str, Any] | None = None, /, **kwargs: Any) -> dict[str, Any]:
+        """Call a tool and return its CallToolResult in wire format."""
+        args = {**(arguments or {}), **kwargs}
+        return wire(self._run(self.client.call_tool, tool, args))
+
+    def call_raw(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Any:
+        """Call a tool and return the SDK's result object (snake_case attributes)."""
+        return self._run(self.client.call_tool, tool, dict(arguments or {}))
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The server's ``tools/list``, each tool in wire format."""
+        return [wire(tool) for tool in self._run(self.client.list_tools).tools]
+
+    def close(self) -> None:
+        self._stack.close()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _null(AbstractContextManager):
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def connect(
+    server: Any, *, env: Mapping[str, str] | None = None, args: tuple[str, ...] = (), timeout: float | None = 30.0
+) -> Session:
+    """Open a session: a module name (``"support_desk"``) starts it over stdio; a server object runs in process."""
+    if isinstance(server, str):
+        server = stdio_params(server, env=env, args=args)
+    return Session(server, timeout=timeout)
