@@ -22,6 +22,8 @@ def cmd_decide(args: argparse.Namespace) -> int:
         text = source.read() if source else Path(args.file).read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"Cannot read {where}: {exc.strerror}. Give the path of a JSON file holding one CallToolResult.")
+    except UnicodeDecodeError:
+        raise UsageError(f"{where} is not UTF-8 text. Give a JSON file holding one CallToolResult.")
     try:
         result = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -39,6 +41,85 @@ def cmd_decide(args: argparse.Namespace) -> int:
     return 0
 
 
+def _course(args: argparse.Namespace):
+    from grader.pipeline import Course
+
+    return Course(args.course)
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    course = _course(args)
+    for path in course.release(args.labs or None):
+        print(f"released {path.name} -> {path}")
+    return 0
+
+
+def cmd_autograde(args: argparse.Namespace) -> int:
+    from grader.pipeline import format_gradebook
+
+    course = _course(args)
+    pairs = course.collect(args.submissions)
+    for problem in course.skipped:
+        print(f"skipped {problem}", file=sys.stderr)
+    if args.lab:
+        course.check_lab(args.lab)
+        pairs = [(s, lab) for s, lab in pairs if lab == args.lab]
+    outcomes = course.autograde(pairs)
+    failed = [o for o in outcomes if not o.ok]
+    for o in failed:
+        print(f"could not grade {o.student}/{o.lab}: {o.message}", file=sys.stderr)
+    print(f"autograded {len(outcomes) - len(failed)} of {len(outcomes)} submission(s)")
+    print(format_gradebook(course.gradebook()))
+    return 1 if failed else 0
+
+
+def cmd_feedback(args: argparse.Namespace) -> int:
+    course = _course(args)
+    course.require_gradebook()
+    pairs = [(r["student"], r["lab"]) for r in course.gradebook()]
+    for path in course.feedback(pairs):
+        print(f"feedback {path}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    print(f"grades written to {_course(args).export(args.to)}")
+    return 0
+
+
+def cmd_gradebook(args: argparse.Namespace) -> int:
+    from grader.pipeline import format_gradebook
+
+    print(format_gradebook(_course(args).gradebook()))
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Release every lab into a fresh course, autograde the bundled samples, print the gradebook."""
+    import shutil
+
+    from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course, format_gradebook
+
+    work = Path(args.work).resolve()
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    shutil.copytree(DEFAULT_COURSE / "source", work / "source")
+    course = Course(work)
+    for path in course.release():
+        print(f"released {path.name}")
+    pairs = course.collect(SAMPLE_SUBMISSIONS)
+    outcomes = course.autograde(pairs)
+    for o in outcomes:
+        if not o.ok:
+            print(f"could not grade {o.student}/{o.lab}: {o.message}", file=sys.stderr)
+    course.feedback(pairs)
+    csv = course.export(work / "grades.csv")
+    print(format_gradebook(course.gradebook()))
+    print(f"feedback in {work / 'feedback'}; grades in {csv}")
+    return 0 if all(o.ok for o in outcomes) else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -50,14 +131,45 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-attempts", type=int, default=DEFAULT_MAX_ATTEMPTS, help=f"The retry cap (default {DEFAULT_MAX_ATTEMPTS})."
     )
     p.set_defaults(run=cmd_decide)
+
+    def with_course(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        from grader.pipeline import DEFAULT_COURSE
+
+        p.add_argument("--course", type=Path, default=DEFAULT_COURSE, help=f"The nbgrader course folder (default {DEFAULT_COURSE}).")
+        return p
+
+    p = with_course(sub.add_parser("release", help="Check each lab's solution earns every point, then generate the learner version."))
+    p.add_argument("labs", nargs="*", help="Labs to release (default: all).")
+    p.set_defaults(run=cmd_release)
+
+    p = with_course(sub.add_parser("autograde", help="Grade a folder of submissions laid out as <student>/<lab>/<lab>.ipynb."))
+    p.add_argument("submissions", type=Path, help="The folder of submissions.")
+    p.add_argument("--lab", help="Grade only this lab.")
+    p.set_defaults(run=cmd_autograde)
+
+    p = with_course(sub.add_parser("feedback", help="Write each graded submission's feedback as HTML."))
+    p.set_defaults(run=cmd_feedback)
+
+    p = with_course(sub.add_parser("export", help="Export the gradebook to CSV in nbgrader's format."))
+    p.add_argument("--to", type=Path, default=Path("grades.csv"), help="The CSV file to write (default grades.csv).")
+    p.set_defaults(run=cmd_export)
+
+    p = with_course(sub.add_parser("gradebook", help="Print every graded submission's score."))
+    p.set_defaults(run=cmd_gradebook)
+
+    p = sub.add_parser("demo", help="Release the labs into a fresh course, autograde the bundled samples, print the gradebook.")
+    p.add_argument("--work", type=Path, default=Path("build/demo-course"), help="Where to build the course (replaced).")
+    p.set_defaults(run=cmd_demo)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from grader.pipeline import PipelineError
+
     try:
         return args.run(args)
-    except UsageError as exc:
+    except (UsageError, PipelineError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -13,12 +13,13 @@ import os
 import sys
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, ExitStack
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 from anyio.from_thread import start_blocking_portal
 
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 # Fields of the 2026 result envelope that say nothing about the tool's answer.
 ENVELOPE_FIELDS = ("_meta", "resultType")
@@ -89,10 +90,32 @@ class _null(AbstractContextManager):
         return None
 
 
+def server_errlog() -> TextIO:
+    """Where a subprocess server's stderr goes: the real stderr when there is one with a descriptor.
+
+    Inside a Jupyter kernel ``sys.stderr`` is the kernel's output stream, which has no file
+    descriptor for a child process to inherit; the interpreter's original stderr does.
+    """
+    for stream in (sys.__stderr__, sys.stderr):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (OSError, ValueError, AttributeError):
+            continue
+    return open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
+
+
 def connect(
-    server: Any, *, env: Mapping[str, str] | None = None, args: tuple[str, ...] = (), timeout: float | None = 30.0
+    server: Any,
+    *,
+    env: Mapping[str, str] | None = None,
+    args: tuple[str, ...] = (),
+    timeout: float | None = 30.0,
+    errlog: TextIO | None = None,
 ) -> Session:
     """Open a session: a module name (``"support_desk"``) starts it over stdio; a server object runs in process."""
     if isinstance(server, str):
-        server = stdio_params(server, env=env, args=args)
+        params = stdio_params(server, env=env, args=args)
+        server = stdio_client(params, errlog=errlog or server_errlog())
     return Session(server, timeout=timeout)

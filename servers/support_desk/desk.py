@@ -8,6 +8,7 @@ functions to MCP; lessons and the lab reuse the data and the rules from here.
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from dataclasses import dataclass, field
@@ -88,12 +89,16 @@ class Caller:
 
 
 @dataclass
-class Desk:
-    """One desk session: who calls, the upstream gateway, and the refunds made so far."""
+class DeskState:
+    """One desk session's state: who calls, the upstream gateway, and the refunds made so far."""
 
     caller: Caller
     gateway: PaymentGateway
     refunded_usd: dict[str, float] = field(default_factory=dict)
+
+
+class Desk(DeskState):
+    """The desk's rules over a DeskState; each method is one tool."""
 
     def _denied(self, scope: str, action: str) -> dict[str, Any] | None:
         if self.caller.can(scope):
@@ -168,9 +173,9 @@ class Desk:
                 field="order_id",
                 reason="must match ORD-NNNN",
             )
-        if amount_usd <= 0:
+        if not math.isfinite(amount_usd) or amount_usd <= 0:
             return validation_error(
-                f"The refund amount must be positive, got {amount_usd}.",
+                f"The refund amount must be a positive number of dollars, got {amount_usd}.",
                 field="amount_usd",
                 reason="must be greater than 0",
             )

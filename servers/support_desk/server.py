@@ -50,15 +50,16 @@ def desk_from_env(env: Mapping[str, str]) -> Desk:
             failure_rate=float(env.get("DESK_FAILURE_RATE", "0")),
             seed=int(env.get("DESK_SEED", "0")),
         )
+        if not 0 <= gateway.failure_rate <= 1:
+            raise ValueError(f"DESK_FAILURE_RATE={gateway.failure_rate} is outside 0..1")
     except ValueError as exc:
         raise SystemExit(f"Bad desk fault-injection setting ({exc}); DESK_FAIL_FIRST and DESK_SEED are whole numbers, DESK_FAILURE_RATE a number from 0 to 1.") from None
     return Desk(Caller(role), gateway)
 
 
-def build_server(desk: Desk | None = None):
-    """The support desk server; ``desk`` defaults to one configured from the environment."""
-    desk = desk or desk_from_env(os.environ)
-    specs = [
+def desk_specs(desk) -> list[ToolSpec]:
+    """The desk's three tools, answered by ``desk`` (the reference Desk, or a learner's handlers)."""
+    return [
         ToolSpec(
             name="search_orders",
             title="Search a customer's orders",
@@ -98,9 +99,13 @@ def build_server(desk: Desk | None = None):
             annotations=MOVES_MONEY,
         ),
     ]
+
+
+def build_server(desk: Desk | None = None):
+    """The support desk server; ``desk`` defaults to one configured from the environment."""
     return build_mcp_server(
         "support-desk",
-        specs,
+        desk_specs(desk or desk_from_env(os.environ)),
         instructions="An orders-and-refunds desk. Tool failures come back as isError results with errorCategory and isRetryable.",
     )
 

@@ -1,0 +1,127 @@
+"""Named, trusted checks of a lab, run against a learner host over an MCP session.
+
+A check is a function of a session that raises ``CheckFailed`` with a message in
+words. The message says what was expected and what came back; it never shows the
+check's code. Each check also names, in a few words, the mistake its failure stands
+for ("retries business errors"), for the cohort report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
+
+from grader.taxonomy import result_text
+
+
+class CheckFailed(AssertionError):
+    """A check's verdict: the learner's code did not do what the check expects."""
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    points: float
+    title: str
+    mistake: str
+    run: Callable[[Any], None]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    points: float
+    passed: bool
+    message: str
+    # True when the learner host hung or died during the check: it must be restarted.
+    host_lost: bool = False
+
+    @property
+    def score(self) -> float:
+        return self.points if self.passed else 0.0
+
+    def line(self) -> str:
+        mark = "PASS" if self.passed else "FAIL"
+        return f"[{mark}] {self.name} ({self.score:g}/{self.points:g}): {self.message}"
+
+
+@dataclass
+class CheckRegistry:
+    """The ordered checks of one lab."""
+
+    lab: str
+    checks: dict[str, Check] = field(default_factory=dict)
+
+    def check(self, name: str, *, points: float, title: str, mistake: str) -> Callable:
+        def register(fn: Callable[[Any], None]) -> Callable[[Any], None]:
+            if name in self.checks:
+                raise ValueError(f"check {name!r} is defined twice in {self.lab}")
+            self.checks[name] = Check(name, points, title, mistake, fn)
+            return fn
+
+        return register
+
+    def __getitem__(self, name: str) -> Check:
+        try:
+            return self.checks[name]
+        except KeyError:
+            raise KeyError(f"{self.lab} has no check named {name!r}") from None
+
+    @property
+    def total_points(self) -> float:
+        return sum(c.points for c in self.checks.values())
+
+
+def run_check(check: Check, session: Any) -> CheckResult:
+    """Run one check; whatever the learner's code does, the outcome is a CheckResult."""
+    try:
+        check.run(session)
+    except CheckFailed as exc:
+        return CheckResult(check.name, check.points, False, str(exc))
+    except MCPError as exc:
+        if exc.code == CONNECTION_CLOSED:
+            return CheckResult(
+                check.name,
+                check.points,
+                False,
+                "The lab server stopped while running your code (did it exit, or crash?).",
+                host_lost=True,
+            )
+        return CheckResult(check.name, check.points, False, exc.message)
+    except TimeoutError:
+        return CheckResult(
+            check.name,
+            check.points,
+            False,
+            "Your code did not answer in time (an endless loop, or a wait that never ends?).",
+            host_lost=True,
+        )
+    return CheckResult(check.name, check.points, True, check.title)
+
+
+# --- small vocabulary for writing checks -------------------------------------------------
+
+
+def expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise CheckFailed(message)
+
+
+def structured(result: dict[str, Any]) -> dict[str, Any]:
+    value = result.get("structuredContent")
+    return value if isinstance(value, dict) else {}
+
+
+def describe(result: dict[str, Any]) -> str:
+    """A one-line account of a result, for failure messages."""
+    if result.get("isError") is not True:
+        return f"isError false, structuredContent {structured(result)!r}"
+    sc = structured(result)
+    return (
+        f"isError true, errorCategory {sc.get('errorCategory')!r}, isRetryable {sc.get('isRetryable')!r}, "
+        f"text {result_text(result)[:80]!r}"
+    )

@@ -1,0 +1,91 @@
+"""The nbgrader course: configuration, the trusted-checks autograde step, and the pipeline.
+
+Stock ``nbgrader autograde`` executes the submission in a kernel and scores each
+graded cell by its output. Here the sanitising steps stay as they are (restore the
+graded cells from the gradebook, check their metadata), and the execution step is
+replaced by ``TrustedChecks``: it runs the lab's checks in this process against the
+submission's answer cells served by a learner-host subprocess, and writes each
+check's verdict into its graded cell (the message as text, the score as the cell's
+result). nbgrader's own ``SaveAutoGrades`` then records those scores, so the
+gradebook, formgrader, feedback and export work unchanged.
+"""
+
+from __future__ import annotations
+
+from nbformat.v4 import new_output
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    LimitOutput,
+    NbGraderPreprocessor,
+    SaveAutoGrades,
+)
+from nbconvert.preprocessors import ClearMetadataPreprocessor
+from traitlets import Float
+from traitlets.config import Config
+
+from grader.checking import CheckResult
+from grader.grading import CALL_TIMEOUT_SECONDS, grade_code
+from grader.labs import LAB_MODULES, lab_checks
+from grader.notebook import answer_code
+
+COURSE_ID = "mcp-claude-code"
+
+
+def graded_cells(nb):
+    return [
+        cell
+        for cell in nb.cells
+        if cell.cell_type == "code" and cell.get("metadata", {}).get("nbgrader", {}).get("grade") is True
+    ]
+
+
+def verdict_outputs(result: CheckResult) -> list:
+    """A graded cell's outputs for one check: the verdict in words, and the score as its result."""
+    return [
+        new_output("stream", name="stdout", text=result.line() + "\n"),
+        new_output("execute_result", data={"text/plain": repr(float(result.score))}, execution_count=1),
+    ]
+
+
+class TrustedChecks(NbGraderPreprocessor):
+    """Run the lab's checks outside the learner's kernel and write their verdicts into the graded cells."""
+
+    call_timeout = Float(CALL_TIMEOUT_SECONDS, help="Seconds one call into the learner's code may take.").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        lab = resources["nbgrader"]["assignment"]
+        cells = graded_cells(nb)
+        if lab not in LAB_MODULES:
+            for cell in cells:
+                result = CheckResult(cell.metadata.nbgrader["grade_id"], float(cell.metadata.nbgrader["points"]), False, f"No checks are defined for lab {lab!r}.")
+                cell.outputs = verdict_outputs(result)
+            return nb, resources
+        known = lab_checks(lab).checks
+        names = [c.metadata.nbgrader["grade_id"] for c in cells if c.metadata.nbgrader["grade_id"] in known]
+        results = {r.name: r for r in grade_code(lab, answer_code(nb), names, timeout=self.call_timeout)}
+        for cell in cells:
+            grade_id = cell.metadata.nbgrader["grade_id"]
+            result = results.get(grade_id) or CheckResult(
+                grade_id, float(cell.metadata.nbgrader.get("points", 0)), False, f"No check is named {grade_id!r} in {lab}."
+            )
+            cell.outputs = verdict_outputs(result)
+            cell.execution_count = 1
+        return nb, resources
+
+
+def configure(c: Config) -> Config:
+    """nbgrader settings for this course; ``labs/nbgrader_config.py`` and the CLI both use them."""
+    c.CourseDirectory.course_id = COURSE_ID
+    c.CourseDirectory.db_assignments = [{"name": lab} for lab in LAB_MODULES]
+    c.Autograde.autograde_preprocessors = [
+        TrustedChecks,
+        ClearMetadataPreprocessor,
+        LimitOutput,
+        SaveAutoGrades,
+        AssignLatePenalties,
+        CheckCellMetadata,
+    ]
+    # Learner code never runs in a kernel during grading, so no kernel may be started for it.
+    c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+    return c

@@ -1,0 +1,248 @@
+"""The instructor's pipeline over nbgrader: release, autograde a folder, feedback, export, gradebook.
+
+A thin layer: each step is nbgrader's own (``generate_assignment``, ``autograde``,
+``generate_feedback``, the CSV export plugin), configured by ``grader.course``. What
+this adds is checking the inputs first and saying in one sentence what to do when
+they are wrong, and one submission's failure never stops the others.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from traitlets.config import Config
+
+from grader.course import configure
+from grader.grading import grade_code
+from grader.labs import LAB_MODULES, UnknownLab
+from grader.notebook import NotANotebook, answer_code, read_notebook
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_COURSE = REPO / "labs"
+SAMPLE_SUBMISSIONS = REPO / "tests" / "submissions"
+
+
+class PipelineError(Exception):
+    """A problem with the pipeline's input; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    student: str
+    lab: str
+    ok: bool
+    message: str = ""
+
+
+def _quiet_nbgrader() -> None:
+    for name in ("traitlets", "NbGraderAPI", "nbgrader"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def _tools_on_path() -> None:
+    """nbgrader runs the ``alembic`` command by name: make this interpreter's scripts findable."""
+    scripts = str(Path(sys.executable).parent)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+
+
+class Course:
+    """An nbgrader course directory: ``source/`` with the labs, and what nbgrader writes beside it."""
+
+    def __init__(self, root: Path = DEFAULT_COURSE) -> None:
+        self.root = Path(root).resolve()
+        if not (self.root / "source").is_dir():
+            raise PipelineError(
+                f"{self.root} is not a course folder: it has no source/ folder. "
+                f"Pass --course with the folder that holds source/ (the repository's is {DEFAULT_COURSE})."
+            )
+        _quiet_nbgrader()
+        _tools_on_path()
+
+    @property
+    def db_path(self) -> Path:
+        return self.root / "gradebook.db"
+
+    @property
+    def db_url(self) -> str:
+        return f"sqlite:///{self.db_path}"
+
+    def labs(self) -> list[str]:
+        return sorted(p.name for p in (self.root / "source").iterdir() if p.is_dir() and p.name in LAB_MODULES)
+
+    def api(self):
+        from nbgrader.apps import NbGraderAPI
+        from nbgrader.coursedir import CourseDirectory
+
+        config = configure(Config())
+        config.CourseDirectory.root = str(self.root)
+        coursedir = CourseDirectory(config=config)
+        return NbGraderAPI(coursedir=coursedir, config=config)
+
+    def check_lab(self, lab: str) -> None:
+        if lab not in LAB_MODULES:
+            raise PipelineError(str(UnknownLab(lab)))
+        if not (self.root / "source" / lab).is_dir():
+            raise PipelineError(f"Lab {lab!r} has no folder in {self.root / 'source'}; is this the right --course?")
+
+    # --- release -------------------------------------------------------------------------
+
+    def validate_source(self, lab: str) -> None:
+        """Refuse to release a lab whose own solution does not earn every point."""
+        notebook = self.root / "source" / lab / f"{lab}.ipynb"
+        results = grade_code(lab, answer_code(read_notebook(notebook)))
+        failed = [r for r in results if not r.passed]
+        if failed:
+            lines = "; ".join(r.line() for r in failed)
+            raise PipelineError(f"The solution in {notebook} fails its own checks, so {lab} was not released: {lines}")
+
+    def release(self, labs: list[str] | None = None) -> list[Path]:
+        labs = labs or self.labs()
+        for lab in labs:
+            self.check_lab(lab)
+        released = []
+        api = self.api()
+        for lab in labs:
+            self.validate_source(lab)
+            result = api.generate_assignment(lab)
+            if not result["success"]:
+                raise PipelineError(f"nbgrader could not release {lab}: {_last_line(result)}")
+            released.append(self.root / "release" / lab)
+        return released
+
+    def released(self, lab: str) -> bool:
+        return (self.root / "release" / lab).is_dir() and self.db_path.exists()
+
+    # --- autograde -----------------------------------------------------------------------
+
+    def collect(self, submissions: Path) -> list[tuple[str, str]]:
+        """Copy ``SUBMISSIONS/<student>/<lab>/*.ipynb`` into the course; return the (student, lab) pairs."""
+        submissions = Path(submissions)
+        if not submissions.is_dir():
+            raise PipelineError(f"{submissions} is not a folder. Give a folder laid out as <student>/<lab>/<lab>.ipynb.")
+        pairs = []
+        problems = []
+        for student_dir in sorted(p for p in submissions.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            for lab_dir in sorted(p for p in student_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
+                if lab_dir.name not in LAB_MODULES:
+                    problems.append(f"{lab_dir}: there is no lab named {lab_dir.name!r}")
+                    continue
+                if not any(lab_dir.glob("*.ipynb")):
+                    problems.append(f"{lab_dir}: no notebook in it")
+                    continue
+                pairs.append((student_dir.name, lab_dir.name))
+        if not pairs:
+            detail = f" ({'; '.join(problems)})" if problems else ""
+            raise PipelineError(
+                f"{submissions} holds no submissions{detail}. Lay it out as <student>/<lab>/<lab>.ipynb, "
+                f"with labs among: {', '.join(sorted(LAB_MODULES))}."
+            )
+        for student, lab in pairs:
+            target = self.root / "submitted" / student / lab
+            if target.exists():
+                shutil.rmtree(target)
+            shutil.copytree(submissions / student / lab, target)
+        self.skipped = problems
+        return pairs
+
+    def autograde(self, pairs: list[tuple[str, str]]) -> list[Outcome]:
+        for lab in sorted({lab for _, lab in pairs}):
+            if not self.released(lab):
+                raise PipelineError(f"{lab} has not been released in {self.root}: run `python -m grader release {lab}` first.")
+        api = self.api()
+        outcomes = []
+        for student, lab in pairs:
+            notebook = self.root / "submitted" / student / lab / f"{lab}.ipynb"
+            if not notebook.exists():
+                outcomes.append(Outcome(student, lab, False, f"no {lab}.ipynb in the submission (it was given another name?)"))
+                continue
+            try:
+                read_notebook(notebook)
+            except NotANotebook as exc:
+                outcomes.append(Outcome(student, lab, False, str(exc)))
+                continue
+            result = api.autograde(lab, student)
+            outcomes.append(Outcome(student, lab, result["success"], "" if result["success"] else _last_line(result)))
+        return outcomes
+
+    # --- after grading -------------------------------------------------------------------
+
+    def feedback(self, pairs: list[tuple[str, str]]) -> list[Path]:
+        api = self.api()
+        paths = []
+        for student, lab in pairs:
+            result = api.generate_feedback(lab, student)
+            if result["success"]:
+                paths.append(self.root / "feedback" / student / lab / f"{lab}.html")
+        return paths
+
+    def export(self, to: Path) -> Path:
+        from nbgrader.api import Gradebook
+        from nbgrader.plugins import CsvExportPlugin
+
+        self.require_gradebook()
+        to = Path(to).resolve()
+        to.parent.mkdir(parents=True, exist_ok=True)
+        with Gradebook(self.db_url, course_id=_course_id()) as gb:
+            CsvExportPlugin(to=str(to)).export(gb)
+        return to
+
+    def require_gradebook(self) -> None:
+        if not self.db_path.exists():
+            raise PipelineError(f"{self.root} has no gradebook yet: release a lab and autograde submissions first.")
+
+    def gradebook(self) -> list[dict]:
+        """One row per graded submission: student, lab, score, max score."""
+        from nbgrader.api import Gradebook, MissingEntry
+
+        self.require_gradebook()
+        rows = []
+        try:
+            with Gradebook(self.db_url, course_id=_course_id()) as gb:
+                for assignment in gb.assignments:
+                    for student in gb.students:
+                        try:
+                            sub = gb.find_submission(assignment.name, student.id)
+                        except MissingEntry:
+                            continue
+                        rows.append(
+                            {"student": student.id, "lab": assignment.name, "score": sub.score, "max_score": sub.max_score}
+                        )
+        except Exception as exc:  # sqlalchemy raises many kinds for a damaged file
+            raise PipelineError(
+                f"The gradebook {self.db_path} cannot be read ({type(exc).__name__}). Restore it from a backup, "
+                "or move it aside and autograde again."
+            ) from None
+        return sorted(rows, key=lambda r: (r["lab"], r["student"]))
+
+
+def _course_id() -> str:
+    from grader.course import COURSE_ID
+
+    return COURSE_ID
+
+
+def _last_line(result: dict) -> str:
+    """The most telling line of an nbgrader failure: the last exception line of its log."""
+    lines = [line.strip() for line in (result.get("log") or "").splitlines()]
+    for line in reversed(lines):
+        if ("Error" in line or "Exception" in line) and not line.startswith("[ERROR]"):
+            return line
+    errors = [line for line in lines if line.startswith("[ERROR]")]
+    return errors[-1] if errors else "no details"
+
+
+def format_gradebook(rows: list[dict]) -> str:
+    if not rows:
+        return "(no graded submissions)"
+    width = max(len(r["student"]) for r in rows)
+    lines = [f"{'student':<{width}}  {'lab':<20}  score"]
+    for r in rows:
+        pct = 100 * r["score"] / r["max_score"] if r["max_score"] else 0
+        lines.append(f"{r['student']:<{width}}  {r['lab']:<20}  {r['score']:g}/{r['max_score']:g} ({pct:.0f} %)")
+    return "\n".join(lines)

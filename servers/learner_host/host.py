@@ -1,0 +1,128 @@
+"""Load learner code into a namespace and publish a lab's harness tools over MCP."""
+
+from __future__ import annotations
+
+import json
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+from pydantic import ValidationError
+
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+from servers.toolkit import ToolSpec, build_server as build_mcp_server
+
+# Failures of the learner's code are reported to the grader as protocol errors of the
+# harness: they are not tool results the learner produced, so no check can mistake
+# them for one.
+LEARNER_CODE_FAILED = -32001
+
+
+class LearnerCodeError(MCPError):
+    def __init__(self, message: str) -> None:
+        super().__init__(LEARNER_CODE_FAILED, message)
+
+
+def _kits() -> dict[str, Callable[[], dict[str, Any]]]:
+    def lab1() -> dict[str, Any]:
+        from servers.support_desk import kit
+
+        return {name: getattr(kit, name) for name in kit.__all__}
+
+    return {"lab1_error_results": lab1}
+
+
+def _hosts() -> dict[str, Callable[[dict[str, Any]], list[ToolSpec]]]:
+    from servers.learner_host.lab1 import lab1_specs
+
+    return {"lab1_error_results": lab1_specs}
+
+
+def known_labs() -> list[str]:
+    return sorted(_hosts())
+
+
+def describe_exception(exc: BaseException, filename: str = "<answer cells>") -> str:
+    """``ExcType: message (line N of your answer cells)``, without the harness's frames."""
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == filename:
+            line = frame.lineno
+    if isinstance(exc, SyntaxError) and exc.filename == filename:
+        line = exc.lineno
+    where = f" (line {line} of your answer cells)" if line else ""
+    text = str(exc) or "(no message)"
+    return f"{type(exc).__name__}: {text}{where}"
+
+
+def load_learner_code(lab: str, code: str, filename: str = "<answer cells>") -> tuple[dict[str, Any], str | None]:
+    """Run the learner's code in a fresh namespace holding the lab's kit; return it and any load error."""
+    kits = _kits()
+    if lab not in kits:
+        raise SystemExit(f"No lab named {lab!r}; known labs: {', '.join(sorted(kits))}.")
+    namespace: dict[str, Any] = {"__name__": "submission", **kits[lab]()}
+    try:
+        exec(compile(code, filename, "exec"), namespace)
+    except BaseException as exc:  # a learner's SystemExit or KeyboardInterrupt must not stop the host
+        return namespace, describe_exception(exc, filename)
+    return namespace, None
+
+
+def call_learner(namespace: dict[str, Any], name: str, *args: Any, **kwargs: Any) -> Any:
+    """Call the learner's function ``name``; any failure becomes a LearnerCodeError saying what happened."""
+    fn = namespace.get(name)
+    if fn is None:
+        raise LearnerCodeError(f"Your answer cells define no function named {name}.")
+    if not callable(fn):
+        raise LearnerCodeError(f"{name} in your answer cells is a {type(fn).__name__}, not a function.")
+    try:
+        return fn(*args, **kwargs)
+    except NotImplementedError:
+        raise LearnerCodeError(f"{name} is not written yet (it raises NotImplementedError).") from None
+    except BaseException as exc:  # noqa: BLE001 - learner code may raise anything, SystemExit included
+        raise LearnerCodeError(f"{name} raised {describe_exception(exc)}") from None
+
+
+def as_json(value: Any, what: str) -> Any:
+    try:
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError) as exc:
+        raise LearnerCodeError(f"{what} returned something that is not JSON data ({exc}).") from None
+
+
+def as_call_tool_result(value: Any, what: str) -> dict[str, Any]:
+    """Check that the learner returned a CallToolResult in wire format and return it."""
+    if not isinstance(value, dict):
+        raise LearnerCodeError(f"{what} returned a {type(value).__name__}; a tool result is a dict in wire format.")
+    value = as_json(value, what)
+    snake = {"is_error", "structured_content"} & value.keys()
+    if snake:
+        raise LearnerCodeError(
+            f"{what} returned Python attribute names ({', '.join(sorted(snake))}); "
+            "the wire format is camelCase: isError, structuredContent."
+        )
+    try:
+        types.CallToolResult.model_validate(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(result)"
+        raise LearnerCodeError(f"{what} returned something that is not a CallToolResult: {where}: {first['msg']}.") from None
+    return value
+
+
+def build_server(lab: str, namespace: dict[str, Any], *, load_error: str | None = None) -> Server:
+    """The learner host for ``lab`` around ``namespace``; every call fails clearly if the code did not load."""
+    hosts = _hosts()
+    if lab not in hosts:
+        raise SystemExit(f"No lab named {lab!r}; known labs: {', '.join(sorted(hosts))}.")
+    specs = hosts[lab](namespace)
+    if load_error is not None:
+        message = f"Your answer cells failed to run: {load_error}"
+
+        def failing(_args: Any) -> dict[str, Any]:
+            raise LearnerCodeError(message)
+
+        specs = [ToolSpec(s.name, s.description, s.input_model, failing, s.annotations, s.title) for s in specs]
+    return build_mcp_server(f"learner-host-{lab}", specs)
