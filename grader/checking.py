@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from grader.taxonomy import result_text
 
@@ -76,30 +76,28 @@ class CheckRegistry:
         return sum(c.points for c in self.checks.values())
 
 
+TIMED_OUT = "Your code did not answer in time (an endless loop, or a wait that never ends?)."
+HOST_DIED = "The lab server stopped while running your code (did it exit, or crash?)."
+
+
 def run_check(check: Check, session: Any) -> CheckResult:
     """Run one check; whatever the learner's code does, the outcome is a CheckResult."""
+
+    def failed(message: str, host_lost: bool = False) -> CheckResult:
+        return CheckResult(check.name, check.points, False, message, host_lost)
+
     try:
         check.run(session)
     except CheckFailed as exc:
-        return CheckResult(check.name, check.points, False, str(exc))
-    except MCPError as exc:
-        if exc.code == CONNECTION_CLOSED:
-            return CheckResult(
-                check.name,
-                check.points,
-                False,
-                "The lab server stopped while running your code (did it exit, or crash?).",
-                host_lost=True,
-            )
-        return CheckResult(check.name, check.points, False, exc.message)
+        return failed(str(exc))
     except TimeoutError:
-        return CheckResult(
-            check.name,
-            check.points,
-            False,
-            "Your code did not answer in time (an endless loop, or a wait that never ends?).",
-            host_lost=True,
-        )
+        return failed(TIMED_OUT, host_lost=True)
+    except MCPError as exc:
+        if exc.code == REQUEST_TIMEOUT:
+            return failed(TIMED_OUT, host_lost=True)
+        if exc.code == CONNECTION_CLOSED:
+            return failed(HOST_DIED, host_lost=True)
+        return failed(exc.message)
     return CheckResult(check.name, check.points, True, check.title)
 
 

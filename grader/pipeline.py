@@ -12,6 +12,7 @@ import logging
 import os
 import shutil
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +43,8 @@ class Outcome:
 def _quiet_nbgrader() -> None:
     for name in ("traitlets", "NbGraderAPI", "nbgrader"):
         logging.getLogger(name).setLevel(logging.ERROR)
+    # nbgrader's own gradebook code trips these SQLAlchemy warnings; they are not ours to fix.
+    warnings.filterwarnings("ignore", message=r".*not in session.*")
 
 
 def _tools_on_path() -> None:

@@ -83,7 +83,10 @@ def build_server(
             arguments = spec.input_model.model_validate(params.arguments or {})
         except ValidationError as exc:
             return to_call_tool_result(validation_result(spec.name, exc))
-        return to_call_tool_result(spec.handler(arguments))
+        # Handlers run in a worker thread, so a handler that never returns cannot block the event
+        # loop: a client's timeout still fires, in process as over stdio.
+        result = await anyio.to_thread.run_sync(spec.handler, arguments, abandon_on_cancel=True)
+        return to_call_tool_result(result)
 
     return Server(
         name,

@@ -143,6 +143,16 @@ def desk_empty_search(host) -> None:
         found.get("isError") is not True and isinstance(orders, list) and len(orders) == 2,
         f"search_orders for alice@example.com must find her 2 orders; got {describe(found)}.",
     )
+    delivered = structured(host.call("search_orders", customer_email="alice@example.com", status="delivered")).get("orders")
+    expect(
+        isinstance(delivered, list) and [o.get("orderId") for o in delivered] == ["ORD-1001"],
+        "search_orders for alice@example.com with status 'delivered' must find only ORD-1001.",
+    )
+    none_paid = host.call("search_orders", customer_email="bob@example.com", status="paid")
+    expect(
+        none_paid.get("isError") is not True and structured(none_paid).get("orders") == [],
+        f"bob@example.com has no paid orders: that is a valid empty result; got {describe(none_paid)}.",
+    )
 
 
 @checks.check("desk_not_found", points=2, title="an unknown order is not_found, distinct from permission-denied", mistake="confuses not-found with other failures")
@@ -177,6 +187,18 @@ def desk_business_limit(host) -> None:
     expect(isinstance(sc.get("customerMessage"), str) and sc["customerMessage"].strip(), f"{what} needs a customerMessage.")
     ok = host.call("refund_order", order_id="ORD-1002", amount_usd=500, reason="late")
     expect(ok.get("isError") is not True, f"A refund of exactly $500 is within the policy and must succeed; got {describe(ok)}.")
+    expect_error(
+        host.call("refund_order", order_id="ORD-1002", amount_usd=450, reason="late"),
+        Category.BUSINESS,
+        False,
+        "a $450 refund on ORD-1002 ($900) after $500 was already refunded",
+    )
+    expect_error(
+        host.call("refund_order", order_id="ORD-1003", amount_usd=10, reason="late"),
+        Category.BUSINESS,
+        False,
+        "a refund on ORD-1003, which is already refunded",
+    )
 
 
 @checks.check("desk_validation", points=2, title="bad input is a validation error naming the field", mistake="bad input not reported as validation")
@@ -184,6 +206,8 @@ def desk_validation(host) -> None:
     reset(host)
     cases = [
         ("refund_order", {"order_id": "ORD-1001", "amount_usd": -5, "reason": "x"}, "amount_usd", "refund_order with amount -5"),
+        ("refund_order", {"order_id": "ORD-1001", "amount_usd": 0, "reason": "x"}, "amount_usd", "refund_order with amount 0"),
+        ("search_orders", {"customer_email": "alice@example.com", "status": "lost"}, "status", "search_orders with status 'lost'"),
         ("refund_order", {"order_id": "1001", "amount_usd": 10, "reason": "x"}, "order_id", "refund_order with order id '1001'"),
         ("get_order", {"order_id": "order 7"}, "order_id", "get_order with order id 'order 7'"),
         ("search_orders", {"customer_email": "alice"}, "customer_email", "search_orders with e-mail 'alice'"),
@@ -344,6 +368,16 @@ def recover_backoff(host) -> None:
     expect(len(sleeps) == 2, f"There must be a wait before each of the 2 retries; yours waited {len(sleeps)} time(s).")
     expect(all(s > 0 for s in sleeps) and sleeps[1] > sleeps[0], f"The waits must be positive and grow (exponential backoff); yours were {sleeps}.")
     expect(done_items(envelope, "results") == ["A"], "A complete envelope lists every item's result under 'results'.")
+    entry = envelope["results"][0]
+    expect(
+        isinstance(entry, dict) and entry.get("data") == ok("A")["structuredContent"] and entry.get("endpoint") == "primary",
+        "Each result entry is {'item', 'endpoint', 'data'} with the structuredContent the endpoint returned.",
+    )
+    attempts = envelope.get("attempts")
+    expect(
+        isinstance(attempts, dict) and attempts.get("retryCount") == 2 and attempts.get("endpointsTried") == ["primary"],
+        f"A complete envelope also says what was tried: attempts with retryCount 2 and endpointsTried ['primary']; got {attempts!r}.",
+    )
 
 
 @checks.check("recover_cap_and_failover", points=2, title="the retry cap holds per endpoint, then the fallback endpoint is used", mistake="retries without a cap")

@@ -17,7 +17,7 @@ from servers.toolkit import ToolSpec, build_server as build_mcp_server
 # Failures of the learner's code are reported to the grader as protocol errors of the
 # harness: they are not tool results the learner produced, so no check can mistake
 # them for one.
-LEARNER_CODE_FAILED = -32001
+LEARNER_CODE_FAILED = -32042  # server-defined range; -32001 is the SDK's request timeout
 
 
 class LearnerCodeError(MCPError):
@@ -50,10 +50,11 @@ def describe_exception(exc: BaseException, filename: str = "<answer cells>") -> 
     for frame in traceback.extract_tb(exc.__traceback__):
         if frame.filename == filename:
             line = frame.lineno
+    text = str(exc) or "(no message)"
     if isinstance(exc, SyntaxError) and exc.filename == filename:
         line = exc.lineno
+        text = exc.msg
     where = f" (line {line} of your answer cells)" if line else ""
-    text = str(exc) or "(no message)"
     return f"{type(exc).__name__}: {text}{where}"
 
 

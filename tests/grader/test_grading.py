@@ -1,0 +1,58 @@
+"""Grading a submission's code through a real learner-host subprocess: one bad call costs one check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.grading import grade_code
+from grader.notebook import answer_code, read_notebook
+
+LAB = "lab1_error_results"
+SOURCE = Path(__file__).resolve().parents[2] / "labs" / "source" / LAB / f"{LAB}.ipynb"
+SOLUTION = answer_code(read_notebook(SOURCE))
+
+
+def replace_once(code: str, old: str, new: str) -> str:
+    assert code.count(old) == 1
+    return code.replace(old, new)
+
+
+def by_name(results):
+    return {r.name: r for r in results}
+
+
+def test_the_solution_earns_every_point_over_stdio():
+    results = grade_code(LAB, SOLUTION)
+    assert results and all(r.passed for r in results), [r.line() for r in results if not r.passed]
+
+
+def test_a_handler_that_kills_its_process_fails_only_the_checks_that_call_it():
+    code = replace_once(SOLUTION, "def get_order(desk, order_id):\n", "def get_order(desk, order_id):\n    import os; os._exit(3)\n")
+    names = ["desk_empty_search", "desk_not_found", "desk_permission", "desk_success", "decide_not_found"]
+    results = by_name(grade_code(LAB, code, names))
+    assert list(results) == names
+    for name in ("desk_not_found", "desk_success"):
+        assert not results[name].passed
+        assert "stopped while running your code" in results[name].message
+    for name in ("desk_empty_search", "desk_permission", "decide_not_found"):
+        assert results[name].passed, results[name].line()
+
+
+def test_an_endless_loop_fails_its_check_in_bounded_time_and_the_next_check_still_runs():
+    code = replace_once(SOLUTION, "def search_orders(desk, customer_email, status=None):\n", "def search_orders(desk, customer_email, status=None):\n    while True:\n        pass\n")
+    results = by_name(grade_code(LAB, code, ["desk_empty_search", "desk_business_limit"], timeout=1.5))
+    assert not results["desk_empty_search"].passed
+    assert "did not answer in time" in results["desk_empty_search"].message
+    assert results["desk_business_limit"].passed
+
+
+def test_code_that_does_not_load_fails_every_check_with_the_error_and_line():
+    results = grade_code(LAB, SOLUTION + "\ndef broken(:\n", ["results_transient", "recover_envelope"])
+    assert [r.passed for r in results] == [False, False]
+    assert all("failed to run: SyntaxError" in r.message and "line" in r.message for r in results)
+
+
+def test_printing_from_learner_code_does_not_corrupt_the_protocol():
+    code = replace_once(SOLUTION, "def decide(result, attempt=1, max_attempts=3):\n", "def decide(result, attempt=1, max_attempts=3):\n    print('debugging', result)\n")
+    results = grade_code(LAB, code, ["decide_not_found", "decide_business_stops"])
+    assert all(r.passed for r in results), [r.line() for r in results]

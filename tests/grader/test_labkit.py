@@ -1,0 +1,93 @@
+"""``Lab(name).check(...)`` in a notebook: the grader's own check, run in process on the kernel's functions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.labkit import Lab
+from grader.labs import UnknownLab
+from grader.notebook import answer_code, read_notebook
+from servers.learner_host import load_learner_code
+
+LAB = "lab1_error_results"
+SOLUTION = answer_code(read_notebook(Path(__file__).resolve().parents[2] / "labs" / "source" / LAB / f"{LAB}.ipynb"))
+# A realistic mistake: transient errors not marked retryable.
+RETRYABLE, NOT_RETRYABLE_TEXT = """error_result("transient", message, code, True,""", """error_result("transient", message, code, False,"""
+assert SOLUTION.count(RETRYABLE) == 1
+NOT_RETRYABLE = SOLUTION.replace(RETRYABLE, NOT_RETRYABLE_TEXT)
+
+
+def kernel(code: str) -> dict:
+    """A namespace like a notebook kernel's after running ``code``: the kit's names plus the learner's."""
+    namespace, load_error = load_learner_code(LAB, code)
+    assert load_error is None, load_error
+    return namespace
+
+
+def test_check_prints_a_pass_line_for_the_solution(capsys) -> None:
+    Lab(LAB).check("results_transient", kernel(SOLUTION))
+
+    assert capsys.readouterr().out == "[PASS] results_transient (1/1): transient_error builds a retryable transient result\n"
+
+
+def test_check_raises_with_the_checks_message_for_a_wrong_answer(capsys) -> None:
+    with pytest.raises(AssertionError) as caught:
+        Lab(LAB).check("results_transient", kernel(NOT_RETRYABLE))
+
+    message = "transient_error(...) must have isRetryable true; got False."
+    assert str(caught.value) == f"results_transient: {message}"
+    assert capsys.readouterr().out == f"[FAIL] results_transient (0/1): {message}\n"
+
+
+def test_check_reads_the_calling_cells_globals_when_no_namespace_is_given(capsys) -> None:
+    cell_globals = kernel(SOLUTION)
+    cell_globals["lab"] = Lab(LAB)
+
+    exec("lab.check('decide_business_stops')", cell_globals)
+
+    assert capsys.readouterr().out.startswith("[PASS] decide_business_stops (1/1): ")
+
+
+def test_check_of_an_unwritten_function_says_it_is_not_written_yet() -> None:
+    blank = kernel("def decide(result, attempt=1, max_attempts=3):\n    raise NotImplementedError()\n")
+
+    with pytest.raises(AssertionError) as caught:
+        Lab(LAB).check("decide_not_found", blank)
+
+    assert str(caught.value) == "decide_not_found: decide is not written yet (it raises NotImplementedError)."
+
+
+def test_run_returns_the_verdict_without_printing_or_raising(capsys) -> None:
+    result = Lab(LAB).run("desk_transient", kernel(NOT_RETRYABLE))
+
+    assert not result.passed
+    assert result.score == 0 and result.points == 2
+    assert "isRetryable true" in result.message
+    assert capsys.readouterr().out == ""
+
+
+def test_the_host_gives_a_session_with_the_kernels_functions() -> None:
+    with Lab(LAB).host(kernel(SOLUTION)) as desk:
+        desk.call("host_reset", role="supervisor", fail_first=1)
+        first = desk.call("refund_order", order_id="ORD-1004", amount_usd=100, reason="damaged")
+        second = desk.call("refund_order", order_id="ORD-1004", amount_usd=100, reason="damaged")
+
+    assert first["structuredContent"]["errorCategory"] == "transient"
+    assert second["isError"] is False
+
+
+def test_an_unknown_check_name_is_refused_naming_the_lab() -> None:
+    with pytest.raises(KeyError) as caught:
+        Lab(LAB).check("results_everything", kernel(SOLUTION))
+
+    assert "lab1_error_results has no check named 'results_everything'" in str(caught.value)
+
+
+def test_an_unknown_lab_is_refused_naming_the_known_labs() -> None:
+    with pytest.raises(UnknownLab) as caught:
+        Lab("no_such_lab")
+
+    assert str(caught.value) == "There is no lab named 'no_such_lab'. Known labs: lab1_error_results."
+    assert isinstance(caught.value, LookupError)

@@ -1,0 +1,99 @@
+"""Regenerate the sample submissions: ``python tests/submissions/make_samples.py``.
+
+Each sample is the released lab notebook with its answer cells filled in from the
+solution, then one named mistake applied. The expected outcome of every sample is
+written by hand in ``expected.json``, not derived from this script.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO))
+
+from grader.notebook import MARKER, is_answer_cell  # noqa: E402
+from grader.pipeline import Course  # noqa: E402
+
+LAB = "lab1_error_results"
+
+# sample name -> (text in the solution, replacement); each must match exactly once.
+MISTAKES: dict[str, list[tuple[str, str]]] = {
+    "solution": [],
+    "retries_business_error": [
+        (
+            """return {"action": "surface_and_stop", "reason": f"Policy: {sc.get('customerMessage')}"}""",
+            """return {"action": "retry", "reason": "It might go through next time."}""",
+        )
+    ],
+    "replays_validation_error": [
+        (
+            """    if category == "transient":\n""",
+            """    if category == "validation" and attempt < max_attempts:\n        return {"action": "retry", "reason": "Try the same call again."}\n    if category == "transient":\n""",
+        )
+    ],
+    "empty_search_is_error": [
+        (
+            """return empty_result(f"No orders match {customer_email}. This is a valid answer.", key="orders")""",
+            """return not_found_error(f"No orders match {customer_email}.", "NO_ORDERS")""",
+        )
+    ],
+    "exception_text_as_success": [
+        (
+            """return transient_error(f"The payment gateway is unavailable ({exc}); nothing moved. Retry shortly.", retry_after_seconds=2.0, code="GATEWAY_UNAVAILABLE")""",
+            """return success_result(str(exc), {"message": str(exc)})""",
+        )
+    ],
+    "escalates_without_partial_results": [
+        (""""partialResults": results,""", """"partialResults": [],""")
+    ],
+    "guesses_on_unclassified_errors": [
+        (
+            """return {"action": "escalate", "reason": "Unclassified error: no known errorCategory, so do not guess."}""",
+            """return {"action": "retry", "reason": "Unknown failure; try again."}""",
+        )
+    ],
+}
+
+
+def solution_sources(source: Path) -> dict[str, str]:
+    nb = nbformat.read(str(source), as_version=4)
+    return {
+        cell.metadata.nbgrader["grade_id"]: "\n".join(line for line in cell.source.splitlines() if not MARKER.match(line))
+        for cell in nb.cells
+        if is_answer_cell(cell)
+    }
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        course_root = Path(tmp) / "course"
+        shutil.copytree(REPO / "labs" / "source", course_root / "source")
+        Course(course_root).release([LAB])
+        released = course_root / "release" / LAB / f"{LAB}.ipynb"
+        answers = solution_sources(REPO / "labs" / "source" / LAB / f"{LAB}.ipynb")
+        for student, edits in {"blank": None, **MISTAKES}.items():
+            nb = nbformat.read(str(released), as_version=4)
+            if edits is not None:
+                for cell in nb.cells:
+                    if is_answer_cell(cell):
+                        cell.source = answers[cell.metadata.nbgrader["grade_id"]]
+                for old, new in edits:
+                    hits = [cell for cell in nb.cells if is_answer_cell(cell) and old in cell.source]
+                    if len(hits) != 1 or hits[0].source.count(old) != 1:
+                        raise SystemExit(f"{student}: the text to replace must occur exactly once: {old!r}")
+                    hits[0].source = hits[0].source.replace(old, new)
+            out = HERE / student / LAB / f"{LAB}.ipynb"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, str(out))
+            print(f"wrote {out.relative_to(REPO)}")
+
+
+if __name__ == "__main__":
+    main()
