@@ -77,9 +77,12 @@ def cmd_feedback(args: argparse.Namespace) -> int:
     course = _course(args)
     course.require_gradebook()
     pairs = [(r["student"], r["lab"]) for r in course.gradebook()]
-    for path in course.feedback(pairs):
+    paths, failures = course.feedback(pairs)
+    for path in paths:
         print(f"feedback {path}")
-    return 0
+    for o in failures:
+        print(f"no feedback for {o.student}/{o.lab}: {o.message}", file=sys.stderr)
+    return 1 if failures else 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -113,7 +116,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     for o in outcomes:
         if not o.ok:
             print(f"could not grade {o.student}/{o.lab}: {o.message}", file=sys.stderr)
-    course.feedback(pairs)
+    _, failures = course.feedback(pairs)
+    for o in failures:
+        print(f"no feedback for {o.student}/{o.lab}: {o.message}", file=sys.stderr)
     csv = course.export(work / "grades.csv")
     print(format_gradebook(course.gradebook()))
     print(f"feedback in {work / 'feedback'}; grades in {csv}")

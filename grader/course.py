@@ -86,6 +86,4 @@ def configure(c: Config) -> Config:
         AssignLatePenalties,
         CheckCellMetadata,
     ]
-    # Learner code never runs in a kernel during grading, so no kernel may be started for it.
-    c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
     return c

@@ -64,6 +64,7 @@ class Course:
                 f"{self.root} is not a course folder: it has no source/ folder. "
                 f"Pass --course with the folder that holds source/ (the repository's is {DEFAULT_COURSE})."
             )
+        self.skipped: list[str] = []  # what the last collect() passed over, and why
         _quiet_nbgrader()
         _tools_on_path()
 
@@ -175,14 +176,17 @@ class Course:
 
     # --- after grading -------------------------------------------------------------------
 
-    def feedback(self, pairs: list[tuple[str, str]]) -> list[Path]:
+    def feedback(self, pairs: list[tuple[str, str]]) -> tuple[list[Path], list[Outcome]]:
+        """Write feedback for each pair; return the pages written and the pairs that failed, with why."""
         api = self.api()
-        paths = []
+        paths, failures = [], []
         for student, lab in pairs:
             result = api.generate_feedback(lab, student)
             if result["success"]:
                 paths.append(self.root / "feedback" / student / lab / f"{lab}.html")
-        return paths
+            else:
+                failures.append(Outcome(student, lab, False, _last_line(result)))
+        return paths, failures
 
     def export(self, to: Path) -> Path:
         from nbgrader.api import Gradebook

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from contextlib import AbstractContextManager, ExitStack
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from typing import Any, TextIO
 
 import anyio
@@ -60,7 +60,7 @@ class Session(AbstractContextManager["Session"]):
 
     def _run(self, fn, *args: Any) -> Any:
         async def bounded() -> Any:
-            with anyio.fail_after(self._timeout) if self._timeout else _null():
+            with anyio.fail_after(self._timeout) if self._timeout else nullcontext():
                 return await fn(*args)
 
         return self._portal.call(bounded)
@@ -83,11 +83,6 @@ class Session(AbstractContextManager["Session"]):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class _null(AbstractContextManager):
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def server_errlog() -> TextIO:

@@ -39,7 +39,8 @@ def graded(tmp_path_factory):
     course.release([LAB])
     pairs = course.collect(SAMPLE_SUBMISSIONS)
     outcomes = course.autograde(pairs)
-    course.feedback(pairs)
+    _, feedback_failures = course.feedback(pairs)
+    assert not feedback_failures
     return course, pairs, outcomes
 
 
@@ -94,6 +95,15 @@ def test_feedback_never_shows_the_hidden_checks_code(graded):
     for fragment in ("expect_action(", "expect_error(", "reference_recover", "def desk_"):
         assert fragment not in text
     assert "is not written yet" in text
+
+
+def test_the_feedback_command_writes_a_page_per_graded_submission(graded, capsys):
+    course, _, _ = graded
+    code, out, _ = run_cli(capsys, "feedback", "--course", str(course.root))
+    assert code == 0
+    pages = [Path(line.split(" ", 1)[1]) for line in out.splitlines() if line.startswith("feedback ")]
+    assert sorted(p.parts[-3] for p in pages) == sorted(EXPECTED["samples"])
+    assert all(p.exists() for p in pages)
 
 
 def test_export_writes_nbgrader_csv_with_every_score(graded, tmp_path):
