@@ -64,6 +64,26 @@ COMMON_FIELDS = ("errorCategory", "isRetryable", "code")
 # The anti-pattern the seed names: an error that tells the agent nothing.
 OPERATION_FAILED: dict[str, Any] = {"isError": True, "content": [{"type": "text", "text": "Operation failed"}]}
 
+# The seed's well-structured failure, verbatim ("Хорошо структурированный сбой инструмента").
+SEED_REFUND_EXAMPLE: dict[str, Any] = {
+    "isError": True,
+    "content": [
+        {
+            "type": "text",
+            "text": "Refund of $750 exceeds the $500 single-transaction policy. "
+            "Ask the customer to split the refund or open a manager-approval ticket.",
+        }
+    ],
+    "structuredContent": {
+        "errorCategory": "business",
+        "isRetryable": False,
+        "code": "REFUND_LIMIT_EXCEEDED",
+        "limit": 500,
+        "requested": 750,
+        "customerMessage": "We can only process refunds up to $500 in one transaction.",
+    },
+}
+
 
 def text_block(text: str) -> dict[str, str]:
     return {"type": "text", "text": text}

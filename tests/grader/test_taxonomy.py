@@ -8,6 +8,7 @@ from grader.taxonomy import (
     COMMON_FIELDS,
     OPERATION_FAILED,
     REQUIRED_FIELDS,
+    SEED_REFUND_EXAMPLE,
     TYPICAL_RETRYABLE,
     Category,
     business_error,
@@ -33,24 +34,6 @@ BUILT = {
     Category.NOT_FOUND: not_found_error("There is no order ORD-9999.", code="ORDER_NOT_FOUND", orderId="ORD-9999"),
 }
 
-SEED_750_EXAMPLE = {
-    "isError": True,
-    "content": [
-        {
-            "type": "text",
-            "text": "Refund of $750 exceeds the $500 single-transaction policy. "
-            "Ask the customer to split the refund or open a manager-approval ticket.",
-        }
-    ],
-    "structuredContent": {
-        "errorCategory": "business",
-        "isRetryable": False,
-        "code": "REFUND_LIMIT_EXCEEDED",
-        "limit": 500,
-        "requested": 750,
-        "customerMessage": "We can only process refunds up to $500 in one transaction.",
-    },
-}
 
 
 @pytest.mark.parametrize("category", list(Category), ids=str)
@@ -114,7 +97,7 @@ def test_business_builder_reproduces_the_seeds_750_refund_example() -> None:
         requested=750,
     )
 
-    assert result == SEED_750_EXAMPLE
+    assert result == SEED_REFUND_EXAMPLE
 
 
 def test_empty_result_is_not_an_error() -> None:

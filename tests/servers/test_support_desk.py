@@ -9,30 +9,13 @@ import pytest
 
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from grader.taxonomy import SEED_REFUND_EXAMPLE
 from servers.client import wire
 from servers.support_desk.desk import REFUND_LIMIT_USD, Caller, Desk, PaymentGateway
 from servers.support_desk.server import build_server, desk_from_env
 
 pytestmark = pytest.mark.anyio
 
-SEED_750_EXAMPLE = {
-    "isError": True,
-    "content": [
-        {
-            "type": "text",
-            "text": "Refund of $750 exceeds the $500 single-transaction policy. "
-            "Ask the customer to split the refund or open a manager-approval ticket.",
-        }
-    ],
-    "structuredContent": {
-        "errorCategory": "business",
-        "isRetryable": False,
-        "code": "REFUND_LIMIT_EXCEEDED",
-        "limit": 500,
-        "requested": 750,
-        "customerMessage": "We can only process refunds up to $500 in one transaction.",
-    },
-}
 
 
 def desk(role: str = "supervisor", **gateway: Any) -> Desk:
@@ -170,7 +153,7 @@ async def test_a_750_refund_is_the_seeds_business_example_word_for_word() -> Non
     gateway = PaymentGateway()
     result = await call(Desk(Caller("supervisor"), gateway), "refund_order", {"order_id": "ORD-1002", "amount_usd": 750, "reason": "damaged"})
 
-    assert result == SEED_750_EXAMPLE
+    assert result == SEED_REFUND_EXAMPLE
     assert structured(result)["limit"] == REFUND_LIMIT_USD
     assert gateway.calls == 0
 
