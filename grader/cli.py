@@ -41,6 +41,68 @@ def cmd_decide(args: argparse.Namespace) -> int:
     return 0
 
 
+def parse_env(pairs: list[str]) -> dict[str, str]:
+    env = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--env takes KEY=VALUE, got {pair!r}.")
+        env[key] = value
+    return env
+
+
+def describe_server(name: str, server: dict, written: dict) -> list[str]:
+    """A server as `claude mcp get` shows it: references by name, never resolved values."""
+    status = f", {server['approval']}" if "approval" in server else ""
+    status += ", not configured" if server.get("status") == "not_configured" else ""
+    lines = [f"{name}  ({server['scope']} scope, {server['type']}{status})"]
+    if "url" in server:
+        lines.append(f"  url: {written.get('url', '')}")
+        for key, value in (written.get("headers") or {}).items():
+            lines.append(f"  header {key}: {value}")
+    else:
+        lines.append(f"  command: {' '.join([written.get('command', ''), *map(str, written.get('args') or [])])}")
+        for key, value in (written.get("env") or {}).items():
+            lines.append(f"  env {key}={value}")
+    return lines
+
+
+def cmd_resolve(args: argparse.Namespace) -> int:
+    from grader.scopes import ConfigError, resolve
+
+    for label, path in (("--home", args.home), ("--project", args.project)):
+        if not path.is_dir():
+            raise UsageError(f"{label} {path} is not a folder.")
+    try:
+        res = resolve(
+            args.home,
+            args.project,
+            parse_env(args.env),
+            plugins=args.plugin,
+            connectors=args.connectors,
+            managed=args.managed,
+        )
+    except ConfigError as exc:
+        raise UsageError(str(exc))
+    if not args.readable:
+        print(json.dumps(res.to_json(), indent=2, ensure_ascii=False))
+        return 0
+    for name, server in res.servers.items():
+        print("\n".join(describe_server(name, server, res.configured[name])))
+    if res.skipped:
+        print("\nskipped:")
+        for s in res.skipped:
+            print(f"  {s['name']} ({s['scope']}): {s['reason']}")
+    if res.warnings:
+        print("\nwarnings:")
+        for w in res.warnings:
+            print(f"  {w['server']} ({w['scope']}, {w['kind']}): {w['message']}")
+    print("\nwhy:")
+    for sentence in res.explanations:
+        print(f"  {sentence}")
+    return 0
+
+
 def _course(args: argparse.Namespace):
     from grader.pipeline import Course
 
@@ -136,6 +198,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-attempts", type=int, default=DEFAULT_MAX_ATTEMPTS, help=f"The retry cap (default {DEFAULT_MAX_ATTEMPTS})."
     )
     p.set_defaults(run=cmd_decide)
+
+    p = sub.add_parser("resolve", help="Resolve the effective MCP servers of a project as Claude Code would, as JSON.")
+    p.add_argument("--home", type=Path, required=True, help="The home folder holding .claude.json and .claude/settings.json.")
+    p.add_argument("--project", type=Path, required=True, help="The project root (where .mcp.json lives).")
+    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="One environment variable; the only environment used.")
+    p.add_argument("--plugin", action="append", type=Path, default=[], metavar="DIR", help="A plugin folder with .mcp.json or plugin.json.")
+    p.add_argument("--connectors", type=Path, help="A JSON file {\"mcpServers\": {...}} of claude.ai connectors.")
+    p.add_argument("--managed", type=Path, help="A JSON file of managed servers ({\"mcpServers\": {...}} or managedMcpServers).")
+    p.add_argument("--readable", action="store_true", help="Explain each decision in sentences instead of printing JSON.")
+    p.set_defaults(run=cmd_resolve)
 
     def with_course(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         from grader.pipeline import DEFAULT_COURSE
