@@ -27,10 +27,15 @@ def is_answer_cell(cell) -> bool:
 
 
 def answer_code(nb: nbformat.NotebookNode) -> str:
-    """The answer cells' code in notebook order, with solution markers dropped (for source notebooks)."""
+    """The answer cells' code in notebook order, with solution markers dropped (for source notebooks).
+
+    Cells are joined by a separator line, so the learner host can run each cell on its own.
+    """
+    from servers.learner_host.host import CELL_SEPARATOR
+
     parts = []
     for cell in nb.cells:
         if is_answer_cell(cell):
             lines = [line for line in cell.source.splitlines() if not MARKER.match(line)]
             parts.append("\n".join(lines))
-    return "\n\n\n".join(parts) + "\n"
+    return f"\n{CELL_SEPARATOR}\n".join(parts) + "\n"

@@ -58,7 +58,7 @@ class Resolution:
 
     def skip(self, server: str, scope: str, reason: str) -> None:
         self.skipped.append({"name": server, "scope": scope, "reason": reason})
-        self.explanations.append(f"`{server}` ({scope} scope) is skipped: {reason}")
+        self.explanations.append(f"`{server}` ({scope} scope) is skipped: {reason.removeprefix('Skipped — ')}")
 
 
 @dataclass(frozen=True)
@@ -207,6 +207,8 @@ def normalise_url(url: str) -> str:
         return url
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
+    if ":" in host:  # an IPv6 address keeps its brackets
+        host = f"[{host}]"
     userinfo = parts.netloc.rpartition("@")[0] if "@" in parts.netloc else ""
     netloc = host if port in (None, DEFAULT_PORTS.get(scheme)) else f"{host}:{port}"
     if userinfo:
@@ -227,6 +229,35 @@ def approval(name: str, settings: Mapping[str, Any]) -> str:
     return "pending"
 
 
+def read_sources(
+    home: Path, project: Path, *, connectors: Path | None = None, managed: Path | None = None
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """The server maps of each scope, and the user's settings, as Claude Code stores them."""
+    project_key = str(Path(project).resolve())
+    claude_json_path = Path(home) / ".claude.json"
+    claude_json = read_json(claude_json_path, "~/.claude.json")
+    sources: dict[str, dict[str, Any]] = {
+        MANAGED: {},
+        LOCAL: {},
+        PROJECT: servers_of(read_json(Path(project) / ".mcp.json", ".mcp.json"), ".mcp.json", Path(project) / ".mcp.json"),
+        USER: servers_of(claude_json, "~/.claude.json", claude_json_path),
+        CONNECTOR: servers_of(read_json(connectors, "connectors file"), "connectors file", connectors) if connectors else {},
+    }
+    if isinstance(claude_json, dict):
+        projects = claude_json.get("projects") or {}
+        if isinstance(projects, dict) and isinstance(projects.get(project_key), dict):
+            sources[LOCAL] = servers_of(projects[project_key], f"~/.claude.json projects[{project_key!r}]", claude_json_path)
+    if managed:
+        document = read_json(managed, "managed MCP configuration")
+        key = "managedMcpServers" if isinstance(document, dict) and "managedMcpServers" in document else "mcpServers"
+        sources[MANAGED] = servers_of(document, "managed MCP configuration", managed, key=key)
+    settings_path = Path(home) / ".claude" / "settings.json"
+    settings = read_json(settings_path, "~/.claude/settings.json") or {}
+    if not isinstance(settings, dict):
+        raise ConfigError(f"~/.claude/settings.json ({settings_path}) must hold a JSON object.")
+    return sources, settings
+
+
 def resolve(
     home: Path,
     project: Path,
@@ -237,29 +268,25 @@ def resolve(
     managed: Path | None = None,
 ) -> Resolution:
     """Resolve the effective MCP servers for ``project`` as seen from ``home``, with exactly ``env``."""
-    home, project = Path(home), Path(project)
-    project_key = str(project.resolve())
-    res = Resolution()
+    sources, settings = read_sources(home, project, connectors=connectors, managed=managed)
+    return resolve_sources(
+        sources, env, settings=settings, plugins=[read_plugin(Path(p)) for p in plugins], home=Path(home), project=Path(project)
+    )
 
-    claude_json_path = home / ".claude.json"
-    claude_json = read_json(claude_json_path, "~/.claude.json")
-    sources: dict[str, dict[str, Any]] = {
-        MANAGED: servers_of(read_json(managed, "managed MCP configuration"), "managed MCP configuration", managed)
-        if managed
-        else {},
-        LOCAL: {},
-        PROJECT: servers_of(read_json(project / ".mcp.json", ".mcp.json"), ".mcp.json", project / ".mcp.json"),
-        USER: servers_of(claude_json, "~/.claude.json", claude_json_path),
-    }
-    if isinstance(claude_json, dict):
-        projects = claude_json.get("projects") or {}
-        if isinstance(projects, dict) and isinstance(projects.get(project_key), dict):
-            sources[LOCAL] = servers_of(projects[project_key], f"~/.claude.json projects[{project_key!r}]", claude_json_path)
-    if managed and not sources[MANAGED]:
-        sources[MANAGED] = servers_of(read_json(managed, "managed"), "managed", managed, key="managedMcpServers")
-    settings = read_json(home / ".claude" / "settings.json", "~/.claude/settings.json") or {}
-    if not isinstance(settings, dict):
-        raise ConfigError(f"~/.claude/settings.json ({home / '.claude' / 'settings.json'}) must hold a JSON object.")
+
+def resolve_sources(
+    sources: Mapping[str, Mapping[str, Any]],
+    env: Mapping[str, str],
+    *,
+    settings: Mapping[str, Any] | None = None,
+    plugins: Iterable[Plugin] = (),
+    home: Path = Path("~"),
+    project: Path = Path("."),
+) -> Resolution:
+    """Resolve servers from in-memory scope maps (``sources[scope]`` is a name -> entry map)."""
+    settings = settings or {}
+    project_key = str(Path(project).resolve())
+    res = Resolution()
 
     # 1. Check every entry; keep the usable ones as candidates, in precedence order.
     candidates: list[Candidate] = []
@@ -280,15 +307,13 @@ def resolve(
             )
 
     for scope in NAMED_SCOPES:
-        for name, entry in sources[scope].items():
+        for name, entry in (sources.get(scope) or {}).items():
             consider(name, scope, entry)
-    for root in plugins:
-        plugin = read_plugin(Path(root))
+    for plugin in plugins:
         for server, entry in plugin.servers.items():
             consider(f"plugin:{plugin.name}:{server}", PLUGIN, entry, plugin=plugin)
-    if connectors:
-        for name, entry in servers_of(read_json(connectors, "connectors file"), "connectors file", connectors).items():
-            consider(name, CONNECTOR, entry)
+    for name, entry in (sources.get(CONNECTOR) or {}).items():
+        consider(name, CONNECTOR, entry)
 
     # 2. The three named scopes (and managed servers) de-duplicate by name.
     by_name: dict[str, list[Candidate]] = {}
@@ -332,13 +357,20 @@ def resolve(
             variables.update(plugin_variables(str(c.plugin_root), str(data), project_key))
         return expand_entry(c.entry, variables, remote=c.remote)
 
-    taken = {expanded_endpoint(c): c.name for c in winners}
+    # Only servers that will connect count: not a rejected project server, not an empty-url placeholder.
+    def connects(c: Candidate) -> bool:
+        if c.scope == PROJECT and approval(c.name, settings) == "rejected":
+            return False
+        return not (c.remote and c.entry.get("url") == "")
+
+    taken = {expanded_endpoint(c): c.name for c in winners if connects(c)}
     for c in sorted((c for c in candidates if c.scope in (PLUGIN, CONNECTOR)), key=lambda c: PRECEDENCE.index(c.scope)):
         where = expanded_endpoint(c)
         if where in taken:
             res.skip(c.name, c.scope, f"it points at the same endpoint as `{taken[where]}`, which is already connected.")
             continue
-        taken[where] = c.name
+        if connects(c):
+            taken[where] = c.name
         winners.append(c)
         res.explanations.append(f"`{c.name}` comes from {'plugin ' + c.plugin if c.plugin else 'claude.ai connectors'}.")
 

@@ -34,11 +34,14 @@ def wire(result: Any, *, envelope: bool = False) -> dict[str, Any]:
     return data
 
 
+BASE_ENV_KEYS = ("PATH", "HOME", "LANG", "PYTHONPATH", "SYSTEMROOT")
+
+
 def stdio_params(module: str, *, env: Mapping[str, str] | None = None, args: tuple[str, ...] = ()) -> StdioServerParameters:
     """Parameters that start ``python -m <module>`` with this interpreter."""
     if "." not in module:
         module = f"servers.{module}"
-    full_env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "PYTHONPATH", "SYSTEMROOT")}
+    full_env = {k: v for k, v in os.environ.items() if k in BASE_ENV_KEYS}
     full_env.update(env or {})
     return StdioServerParameters(command=sys.executable, args=["-m", module, *args], env=full_env)
 
@@ -99,6 +102,21 @@ def server_errlog() -> TextIO:
         except (OSError, ValueError, AttributeError):
             continue
     return open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
+
+
+def connect_params(
+    command: str,
+    args: list[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike | None = None,
+    timeout: float | None = 30.0,
+) -> Session:
+    """Start any stdio server command (as a configuration entry describes it) and open a session."""
+    full_env = {k: v for k, v in os.environ.items() if k in BASE_ENV_KEYS}
+    full_env.update(env or {})
+    params = StdioServerParameters(command=command, args=list(args), env=full_env, cwd=cwd)
+    return Session(stdio_client(params, errlog=server_errlog()), timeout=timeout)
 
 
 def connect(

@@ -31,51 +31,79 @@ def _kits() -> dict[str, Callable[[], dict[str, Any]]]:
 
         return {name: getattr(kit, name) for name in kit.__all__}
 
-    return {"lab1_error_results": lab1}
+    def lab2() -> dict[str, Any]:
+        from servers.learner_host import kit_lab2
+
+        return {name: getattr(kit_lab2, name) for name in kit_lab2.__all__}
+
+    return {"lab1_error_results": lab1, "lab2_scopes_expansion": lab2}
 
 
 def _hosts() -> dict[str, Callable[[dict[str, Any]], list[ToolSpec]]]:
     from servers.learner_host.lab1 import lab1_specs
+    from servers.learner_host.lab2 import lab2_specs
 
-    return {"lab1_error_results": lab1_specs}
+    return {"lab1_error_results": lab1_specs, "lab2_scopes_expansion": lab2_specs}
 
 
 def known_labs() -> list[str]:
     return sorted(_hosts())
 
 
-def describe_exception(exc: BaseException, filename: str = "<answer cells>") -> str:
-    """``ExcType: message (line N of your answer cells)``, without the harness's frames."""
-    line = None
+# answer_code() joins the notebook's answer cells with this line; each cell runs on its own,
+# as in the notebook, so one unfinished cell does not cost the others.
+CELL_SEPARATOR = "# ---- next answer cell ----"
+LOAD_ERRORS = "__load_errors__"
+
+
+def describe_exception(exc: BaseException, filename: str | None = None) -> str:
+    """``ExcType: message (line N of answer cell K)``, without the harness's frames."""
+    ours = (lambda name: name == filename) if filename else (lambda name: name.startswith("<answer cell"))
+    line = place = None
     for frame in traceback.extract_tb(exc.__traceback__):
-        if frame.filename == filename:
-            line = frame.lineno
+        if ours(frame.filename):
+            line, place = frame.lineno, frame.filename
     text = str(exc) or "(no message)"
-    if isinstance(exc, SyntaxError) and exc.filename == filename:
-        line = exc.lineno
-        text = exc.msg
-    where = f" (line {line} of your answer cells)" if line else ""
-    return f"{type(exc).__name__}: {text}{where}"
+    if isinstance(exc, SyntaxError) and exc.filename and ours(exc.filename):
+        line, place, text = exc.lineno, exc.filename, exc.msg
+    if line is None:
+        return f"{type(exc).__name__}: {text}"
+    where = "your answer cells" if place == "<answer cells>" else place.strip("<>")
+    return f"{type(exc).__name__}: {text} (line {line} of {where})"
 
 
-def load_learner_code(lab: str, code: str, filename: str = "<answer cells>") -> tuple[dict[str, Any], str | None]:
-    """Run the learner's code in a fresh namespace holding the lab's kit; return it and any load error."""
+def load_learner_code(lab: str, code: str) -> tuple[dict[str, Any], str | None]:
+    """Run the learner's answer cells, each on its own, in a fresh namespace holding the lab's kit.
+
+    Returns the namespace and, when any cell failed, what went wrong (the names a failed cell
+    did define stay usable).
+    """
     kits = _kits()
     if lab not in kits:
         raise SystemExit(f"No lab named {lab!r}; known labs: {', '.join(sorted(kits))}.")
     namespace: dict[str, Any] = {"__name__": "submission", **kits[lab]()}
-    try:
-        exec(compile(code, filename, "exec"), namespace)
-    except BaseException as exc:  # a learner's SystemExit or KeyboardInterrupt must not stop the host
-        return namespace, describe_exception(exc, filename)
-    return namespace, None
+    cells = code.split(f"\n{CELL_SEPARATOR}\n")
+    errors = []
+    for number, cell in enumerate(cells, start=1):
+        filename = "<answer cells>" if len(cells) == 1 else f"<answer cell {number}>"
+        try:
+            exec(compile(cell, filename, "exec"), namespace)
+        except NotImplementedError:
+            errors.append(f"{filename.strip('<>')} is not written yet (it raises NotImplementedError)")
+        except BaseException as exc:  # a learner's SystemExit or KeyboardInterrupt must not stop the host
+            errors.append(describe_exception(exc, filename))
+    load_error = "; ".join(errors) or None
+    namespace[LOAD_ERRORS] = load_error
+    return namespace, load_error
 
 
 def call_learner(namespace: dict[str, Any], name: str, *args: Any, **kwargs: Any) -> Any:
     """Call the learner's function ``name``; any failure becomes a LearnerCodeError saying what happened."""
     fn = namespace.get(name)
     if fn is None:
-        raise LearnerCodeError(f"Your answer cells define no function named {name}.")
+        load_error = namespace.get(LOAD_ERRORS)
+        why = f" Your answer cells failed to run: {load_error}." if load_error else ""
+        raise LearnerCodeError(f"Your answer cells define no function named {name}.{why}")
     if not callable(fn):
         raise LearnerCodeError(f"{name} in your answer cells is a {type(fn).__name__}, not a function.")
     try:
@@ -114,16 +142,14 @@ def as_call_tool_result(value: Any, what: str) -> dict[str, Any]:
 
 
 def build_server(lab: str, namespace: dict[str, Any], *, load_error: str | None = None) -> Server:
-    """The learner host for ``lab`` around ``namespace``; every call fails clearly if the code did not load."""
+    """The learner host for ``lab`` around ``namespace``.
+
+    ``load_error`` (what failed while the answer cells ran) is added to the message of any
+    call that needs a name those cells did not define.
+    """
     hosts = _hosts()
     if lab not in hosts:
         raise SystemExit(f"No lab named {lab!r}; known labs: {', '.join(sorted(hosts))}.")
-    specs = hosts[lab](namespace)
     if load_error is not None:
-        message = f"Your answer cells failed to run: {load_error}"
-
-        def failing(_args: Any) -> dict[str, Any]:
-            raise LearnerCodeError(message)
-
-        specs = [ToolSpec(s.name, s.description, s.input_model, failing, s.annotations, s.title) for s in specs]
-    return build_mcp_server(f"learner-host-{lab}", specs)
+        namespace.setdefault(LOAD_ERRORS, load_error)
+    return build_mcp_server(f"learner-host-{lab}", hosts[lab](namespace))

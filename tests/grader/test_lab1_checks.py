@@ -16,6 +16,7 @@ from grader.labs.lab1_error_results import checks
 from grader.notebook import answer_code, read_notebook
 from servers.client import connect
 from servers.learner_host import build_server, load_learner_code
+from servers.learner_host.host import CELL_SEPARATOR
 
 LAB = "lab1_error_results"
 SOURCE = Path(__file__).resolve().parents[2] / "labs" / "source" / LAB / f"{LAB}.ipynb"
@@ -42,9 +43,14 @@ def mutate(code: str, *edits: tuple[str, str]) -> str:
     return code
 
 
-def line_of(code: str, fragment: str) -> int:
-    """The 1-based line number of the one line of ``code`` holding ``fragment``."""
-    hits = [n for n, line in enumerate(code.splitlines(), start=1) if fragment in line]
+def line_of(code: str, fragment: str) -> tuple[int, int]:
+    """(answer cell number, 1-based line within that cell) of the one line holding ``fragment``."""
+    hits = [
+        (cell, n)
+        for cell, text in enumerate(code.split(f"\n{CELL_SEPARATOR}\n"), start=1)
+        for n, line in enumerate(text.splitlines(), start=1)
+        if fragment in line
+    ]
     assert len(hits) == 1, hits
     return hits[0]
 
@@ -470,41 +476,60 @@ def test_the_blank_template_fails_every_check_saying_the_function_is_not_written
     assert results["recover_envelope"].message.startswith("recover is not written yet")
 
 
-def test_code_with_a_syntax_error_fails_every_check_naming_the_error_and_its_line() -> None:
-    code = SOLUTION + "def broken(:\n    pass\n"
-    line = code.count("\n") - 1
+RECOVER_CHECKS = {name for name in ALL_CHECKS if name.startswith("recover_")}
+DECIDE_CHECKS = {name for name in ALL_CHECKS if name.startswith("decide_")}
 
-    results = grade(code)
+
+def test_code_that_does_not_compile_at_all_fails_every_check_naming_the_error_and_its_line() -> None:
+    results = grade("def broken(:\n    pass\n")
 
     assert failed(results) == ALL_CHECKS
     for result in results.values():
-        assert result.message.startswith("Your answer cells failed to run: SyntaxError")
-        assert f"line {line} of your answer cells" in result.message
+        assert "Your answer cells failed to run: SyntaxError" in result.message
+        assert "line 1 of your answer cells" in result.message
         assert_sentence_in_words(result.message)
 
 
-def test_code_that_exits_while_loading_fails_every_check_naming_the_error_and_its_line() -> None:
-    code = SOLUTION + "raise SystemExit\n"
-    line = code.count("\n")
+def test_a_syntax_error_in_one_answer_cell_fails_only_the_checks_that_need_that_cell() -> None:
+    code = SOLUTION + "def broken(:\n    pass\n"
+    cell, line = line_of(code, "def broken(:")
 
     results = grade(code)
 
-    assert failed(results) == ALL_CHECKS
-    for result in results.values():
-        assert result.message == f"Your answer cells failed to run: SystemExit: (no message) (line {line} of your answer cells)"
-        assert not result.host_lost
+    assert failed(results) == RECOVER_CHECKS
+    for name in RECOVER_CHECKS:
+        message = results[name].message
+        assert message.startswith("Your answer cells define no function named recover.")
+        assert f"SyntaxError: invalid syntax (line {line} of answer cell {cell})" in message
+        assert_sentence_in_words(message)
+
+
+def test_code_that_exits_while_loading_keeps_what_ran_and_names_the_exit() -> None:
+    code = mutate(SOLUTION, ("def decide(result, attempt=1, max_attempts=3):\n", "raise SystemExit\ndef decide(result, attempt=1, max_attempts=3):\n"))
+    cell, line = line_of(code, "raise SystemExit")
+
+    results = grade(code)
+
+    # decide() never got defined; recover() calls it; everything else still works.
+    assert failed(results) == DECIDE_CHECKS | RECOVER_CHECKS
+    for name in DECIDE_CHECKS:
+        assert results[name].message == (
+            "Your answer cells define no function named decide. Your answer cells failed to run: "
+            f"SystemExit: (no message) (line {line} of answer cell {cell})."
+        )
+        assert not results[name].host_lost
 
 
 def test_a_function_that_raises_fails_naming_the_function_and_the_exception() -> None:
     code = mutate(SOLUTION, ("""o["customerEmail"] == customer_email.lower()""", """o["email"] == customer_email.lower()"""))
-    line = line_of(code, 'o["email"]')
+    cell, line = line_of(code, 'o["email"]')
 
     results = grade(code)
 
     # Only a search that gets past validation reaches the broken line.
     assert failed(results) == {"desk_empty_search"}
     message = results["desk_empty_search"].message
-    assert message == f"search_orders raised KeyError: 'email' (line {line} of your answer cells)"
+    assert message == f"search_orders raised KeyError: 'email' (line {line} of answer cell {cell})"
     assert_sentence_in_words(message)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from grader.labkit import Lab
-from grader.labs import UnknownLab
+from grader.labs import LAB_MODULES, UnknownLab
 from grader.notebook import answer_code, read_notebook
 from servers.learner_host import load_learner_code
 
@@ -89,5 +89,5 @@ def test_an_unknown_lab_is_refused_naming_the_known_labs() -> None:
     with pytest.raises(UnknownLab) as caught:
         Lab("no_such_lab")
 
-    assert str(caught.value) == "There is no lab named 'no_such_lab'. Known labs: lab1_error_results."
+    assert str(caught.value) == f"There is no lab named 'no_such_lab'. Known labs: {', '.join(sorted(LAB_MODULES))}."
     assert isinstance(caught.value, LookupError)

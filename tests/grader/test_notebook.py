@@ -8,6 +8,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from servers.learner_host.host import CELL_SEPARATOR
 from grader.notebook import NotANotebook, answer_code, read_notebook
 
 LAB_SOURCE = Path(__file__).resolve().parents[2] / "labs" / "source" / "lab1_error_results" / "lab1_error_results.ipynb"
@@ -45,7 +46,7 @@ def test_answer_code_keeps_only_answer_cells_in_notebook_order(tmp_path: Path) -
 
     code = answer_code(read_notebook(write(tmp_path, nb)))
 
-    assert code == "def second():\n    return 2\n\n\ndef first():\n    return 1\n"
+    assert code == f"def second():\n    return 2\n{CELL_SEPARATOR}\ndef first():\n    return 1\n"
 
 
 def test_answer_code_drops_the_marker_lines_but_keeps_the_indentation_inside() -> None:

@@ -23,8 +23,10 @@ from grader.labs import lab_checks
 from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course
 
 LAB = "lab1_error_results"
-EXPECTED = json.loads((SAMPLE_SUBMISSIONS / "expected.json").read_text())[LAB]
+MATRIX = json.loads((SAMPLE_SUBMISSIONS / "expected.json").read_text())
+EXPECTED = MATRIX[LAB]
 CHECK_ORDER = list(lab_checks(LAB).checks)
+SAMPLES = [(lab, student) for lab, spec in sorted(MATRIX.items()) for student in sorted(spec["samples"])]
 
 
 def new_course(root: Path) -> Course:
@@ -36,7 +38,7 @@ def new_course(root: Path) -> Course:
 def graded(tmp_path_factory):
     root = tmp_path_factory.mktemp("course")
     course = new_course(root)
-    course.release([LAB])
+    course.release()
     pairs = course.collect(SAMPLE_SUBMISSIONS)
     outcomes = course.autograde(pairs)
     _, feedback_failures = course.feedback(pairs)
@@ -44,9 +46,9 @@ def graded(tmp_path_factory):
     return course, pairs, outcomes
 
 
-def cell_scores(course: Course, student: str) -> dict[str, float]:
+def cell_scores(course: Course, student: str, lab: str = LAB) -> dict[str, float]:
     with Gradebook(course.db_url, course_id=COURSE_ID) as gb:
-        nb = gb.find_submission_notebook(LAB, LAB, student)
+        nb = gb.find_submission_notebook(lab, lab, student)
         return {grade.name: grade.score for grade in nb.grades}
 
 
@@ -55,28 +57,30 @@ def feedback_text(course: Course, student: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
-def test_every_sample_is_autograded(graded):
+def test_every_sample_of_every_lab_is_autograded(graded):
     course, pairs, outcomes = graded
-    assert {student for student, _ in pairs} == set(EXPECTED["samples"])
+    assert sorted((lab, student) for student, lab in pairs) == SAMPLES
     assert all(o.ok for o in outcomes), [o for o in outcomes if not o.ok]
 
 
-@pytest.mark.parametrize("student", sorted(EXPECTED["samples"]))
-def test_each_sample_scores_exactly_its_expected_checks(graded, student):
+@pytest.mark.parametrize("lab,student", SAMPLES)
+def test_each_sample_scores_exactly_its_expected_checks(graded, lab, student):
     course, _, _ = graded
-    expected = EXPECTED["samples"][student]
-    scores = cell_scores(course, student)
-    assert set(scores) == set(CHECK_ORDER)
+    expected = MATRIX[lab]["samples"][student]
+    checks = set(lab_checks(lab).checks)
+    scores = cell_scores(course, student, lab)
+    assert set(scores) == checks
     failed = {name for name, score in scores.items() if score == 0}
-    want = set(CHECK_ORDER) if expected["failed"] == "all" else set(expected["failed"])
+    want = checks if expected["failed"] == "all" else set(expected["failed"])
     assert failed == want
     assert sum(scores.values()) == expected["score"]
 
 
-def test_solution_scores_full_marks_and_blank_release_scores_zero(graded):
+@pytest.mark.parametrize("lab", sorted(MATRIX))
+def test_solution_scores_full_marks_and_blank_release_scores_zero(graded, lab):
     course, _, _ = graded
-    rows = {r["student"]: r for r in course.gradebook()}
-    assert rows["solution"]["score"] == rows["solution"]["max_score"] == EXPECTED["max_score"]
+    rows = {r["student"]: r for r in course.gradebook() if r["lab"] == lab}
+    assert rows["solution"]["score"] == rows["solution"]["max_score"] == MATRIX[lab]["max_score"]
     assert rows["blank"]["score"] == 0
 
 
@@ -102,18 +106,20 @@ def test_the_feedback_command_writes_a_page_per_graded_submission(graded, capsys
     code, out, _ = run_cli(capsys, "feedback", "--course", str(course.root))
     assert code == 0
     pages = [Path(line.split(" ", 1)[1]) for line in out.splitlines() if line.startswith("feedback ")]
-    assert sorted(p.parts[-3] for p in pages) == sorted(EXPECTED["samples"])
+    assert sorted((p.parts[-2], p.parts[-3]) for p in pages) == SAMPLES
     assert all(p.exists() for p in pages)
 
 
 def test_export_writes_nbgrader_csv_with_every_score(graded, tmp_path):
     course, _, _ = graded
     path = course.export(tmp_path / "grades.csv")
-    rows = {row["student_id"]: row for row in csv.DictReader(path.open())}
-    assert set(rows) == set(EXPECTED["samples"])
-    for student, expected in EXPECTED["samples"].items():
-        assert float(rows[student]["score"]) == expected["score"]
-        assert float(rows[student]["max_score"]) == EXPECTED["max_score"]
+    rows = {(row["assignment"], row["student_id"]): row for row in csv.DictReader(path.open())}
+    # nbgrader lists every student for every lab; a lab a student did not submit scores 0.
+    assert set(SAMPLES) <= set(rows)
+    assert all(float(row["score"]) == 0 for key, row in rows.items() if key not in SAMPLES)
+    for lab, student in SAMPLES:
+        assert float(rows[lab, student]["score"]) == MATRIX[lab]["samples"][student]["score"]
+        assert float(rows[lab, student]["max_score"]) == MATRIX[lab]["max_score"]
 
 
 def test_an_edited_graded_cell_is_restored_and_graded_by_its_check(tmp_path):
@@ -178,7 +184,7 @@ def test_a_broken_submission_is_reported_and_loses_nothing_already_graded(tmp_pa
     course = new_course(tmp_path / "course")
     course.release([LAB])
     subs = tmp_path / "subs"
-    shutil.copytree(SAMPLE_SUBMISSIONS / "solution", subs / "good")
+    shutil.copytree(SAMPLE_SUBMISSIONS / "solution" / LAB, subs / "good" / LAB)
     (subs / "broken" / LAB).mkdir(parents=True)
     (subs / "broken" / LAB / f"{LAB}.ipynb").write_text('{"cells": [ this is not json')
     code, out, err = run_cli(capsys, "autograde", str(subs), "--course", str(course.root))

@@ -21,11 +21,11 @@ sys.path.insert(0, str(REPO))
 from grader.notebook import MARKER, is_answer_cell  # noqa: E402
 from grader.pipeline import Course  # noqa: E402
 
-LAB = "lab1_error_results"
+# lab -> sample name -> [(text in the solution, replacement)]; each text must occur exactly once.
+# Every lab also gets a "solution" sample and a "blank" one (the release as handed out).
+MISTAKES: dict[str, dict[str, list[tuple[str, str]]]] = {}
 
-# sample name -> (text in the solution, replacement); each must match exactly once.
-MISTAKES: dict[str, list[tuple[str, str]]] = {
-    "solution": [],
+MISTAKES["lab1_error_results"] = {
     "retries_business_error": [
         (
             """return {"action": "surface_and_stop", "reason": f"Policy: {sc.get('customerMessage')}"}""",
@@ -62,6 +62,29 @@ MISTAKES: dict[str, list[tuple[str, str]]] = {
 }
 
 
+MISTAKES["lab2_scopes_expansion"] = {
+    "default_applied_to_empty_string": [
+        ("""        if name in env:\n            return env[name]""", """        if env.get(name):\n            return env[name]"""),
+    ],
+    "project_beats_local": [
+        ("""(("local", local), ("project", project), ("user", user))""", """(("project", project), ("local", local), ("user", user))"""),
+    ],
+    "field_merge_across_scopes": [
+        (
+            """            if name in result:\n                continue\n""",
+            """            if name in result:\n                lower = expand_fields(entry, env, kind != "stdio")\n"""
+            """                for key in ("env", "headers"):\n"""
+            """                    if lower.get(key) and not result[name].get(key):\n"""
+            """                        result[name][key] = lower[key]\n"""
+            """                continue\n""",
+        ),
+    ],
+    "secret_committed": [
+        (""""headers": {"Authorization": "Bearer ${TRACKER_TOKEN}"},""", """"headers": {"Authorization": "Bearer trk_live_4f9a1c2e7b"},"""),
+    ],
+}
+
+
 def solution_sources(source: Path) -> dict[str, str]:
     nb = nbformat.read(str(source), as_version=4)
     return {
@@ -75,24 +98,25 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         course_root = Path(tmp) / "course"
         shutil.copytree(REPO / "labs" / "source", course_root / "source")
-        Course(course_root).release([LAB])
-        released = course_root / "release" / LAB / f"{LAB}.ipynb"
-        answers = solution_sources(REPO / "labs" / "source" / LAB / f"{LAB}.ipynb")
-        for student, edits in {"blank": None, **MISTAKES}.items():
-            nb = nbformat.read(str(released), as_version=4)
-            if edits is not None:
-                for cell in nb.cells:
-                    if is_answer_cell(cell):
-                        cell.source = answers[cell.metadata.nbgrader["grade_id"]]
-                for old, new in edits:
-                    hits = [cell for cell in nb.cells if is_answer_cell(cell) and old in cell.source]
-                    if len(hits) != 1 or hits[0].source.count(old) != 1:
-                        raise SystemExit(f"{student}: the text to replace must occur exactly once: {old!r}")
-                    hits[0].source = hits[0].source.replace(old, new)
-            out = HERE / student / LAB / f"{LAB}.ipynb"
-            out.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(nb, str(out))
-            print(f"wrote {out.relative_to(REPO)}")
+        Course(course_root).release(list(MISTAKES))
+        for lab, mistakes in MISTAKES.items():
+            released = course_root / "release" / lab / f"{lab}.ipynb"
+            answers = solution_sources(REPO / "labs" / "source" / lab / f"{lab}.ipynb")
+            for student, edits in {"blank": None, "solution": [], **mistakes}.items():
+                nb = nbformat.read(str(released), as_version=4)
+                if edits is not None:
+                    for cell in nb.cells:
+                        if is_answer_cell(cell):
+                            cell.source = answers[cell.metadata.nbgrader["grade_id"]]
+                    for old, new in edits:
+                        hits = [cell for cell in nb.cells if is_answer_cell(cell) and old in cell.source]
+                        if len(hits) != 1 or hits[0].source.count(old) != 1:
+                            raise SystemExit(f"{lab}/{student}: the text to replace must occur exactly once: {old!r}")
+                        hits[0].source = hits[0].source.replace(old, new)
+                out = HERE / student / lab / f"{lab}.ipynb"
+                out.parent.mkdir(parents=True, exist_ok=True)
+                nbformat.write(nb, str(out))
+                print(f"wrote {out.relative_to(REPO)}")
 
 
 if __name__ == "__main__":
