@@ -1,7 +1,7 @@
 """``${VAR}`` and ``${VAR:-default}`` expansion in MCP server entries, as Claude Code does it.
 
 Source: shared/seeds/004_16e38cc9560e0e5c.txt lines 778-840 ("Подстановка переменных
-окружения в .mcp.json") and 138-141 (``CLAUDE_PROJECT_DIR``); details the seed leaves
+окружения в .mcp.json") and 115-119 (``CLAUDE_PROJECT_DIR``); details the seed leaves
 open were observed on Claude Code itself (docs/claude-code-conformance.md).
 
 - Expansion applies to ``command``, ``args``, ``env``, ``url`` and ``headers``.
@@ -44,6 +44,8 @@ CREDENTIAL_VARIABLES = frozenset(
 PLUGIN_VARIABLES = ("CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR")
 
 EXPANDED_FIELDS = ("command", "args", "env", "url", "headers")
+# A plugin's placeholders also reach a remote server's headersHelper (seed lines 659-662).
+PLUGIN_FIELDS = (*EXPANDED_FIELDS, "headersHelper")
 REMOTE_FIELDS = ("url", "headers")
 
 
@@ -93,10 +95,12 @@ def references(value: Any) -> list[str]:
     return []
 
 
-def expand_entry(entry: Mapping[str, Any], env: Mapping[str, str], *, remote: bool) -> Expanded:
+def expand_entry(
+    entry: Mapping[str, Any], env: Mapping[str, str], *, remote: bool, fields: tuple[str, ...] = EXPANDED_FIELDS
+) -> Expanded:
     """Expand the fields Claude Code expands in one server entry; other fields are kept as written."""
     result = Expanded(dict(entry))
-    for key in EXPANDED_FIELDS:
+    for key in fields:
         if key not in entry:
             continue
         blank = remote and key in REMOTE_FIELDS

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from grader.expansion import expand_entry, plugin_variables
+from grader.expansion import PLUGIN_FIELDS, expand_entry, plugin_variables
 
 MANAGED, LOCAL, PROJECT, USER, PLUGIN, CONNECTOR = "managed", "local", "project", "user", "plugin", "connector"
 PRECEDENCE = (MANAGED, LOCAL, PROJECT, USER, PLUGIN, CONNECTOR)
@@ -183,6 +183,14 @@ def whitespace_fields(entry: Mapping[str, Any]) -> list[str]:
                 if hidden(key) or hidden(value):
                     found.append(f"{section}.{key.strip()}")
     return found
+
+
+def is_absolute_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return bool(parts.scheme and parts.netloc)
 
 
 def as_written(entry: Mapping[str, Any], kind: str) -> str:
@@ -355,6 +363,7 @@ def resolve_sources(
         if c.plugin_root is not None:
             data = home / ".claude" / "plugins" / "data" / c.plugin
             variables.update(plugin_variables(str(c.plugin_root), str(data), project_key))
+            return expand_entry(c.entry, variables, remote=c.remote, fields=PLUGIN_FIELDS)
         return expand_entry(c.entry, variables, remote=c.remote)
 
     # Only servers that will connect count: not a rejected project server, not an empty-url placeholder.
@@ -403,9 +412,13 @@ def resolve_sources(
         if c.remote:
             server["url"] = expanded.entry["url"]
             server["headers"] = expanded.entry.get("headers") or {}
+            if "headersHelper" in expanded.entry:
+                server["headersHelper"] = expanded.entry["headersHelper"]
             if c.entry["url"] == "":
                 server["status"] = "not_configured"
                 res.explanations.append(f"`{c.name}` has an empty url: it is listed as not configured and never connected.")
+            elif not is_absolute_url(server["url"]):
+                res.warn(c.name, c.scope, "invalid_url", f"MCP server \"{c.name}\": 'url' is not a valid URL.")
         else:
             server["command"] = expanded.entry["command"]
             server["args"] = expanded.entry.get("args") or []
