@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 from typing import Sequence
 
 from grader.decisions import DEFAULT_MAX_ATTEMPTS, MalformedResult, decide
@@ -56,7 +57,10 @@ def describe_server(name: str, server: dict, written: dict) -> list[str]:
     status = f", {server['approval']}" if "approval" in server else ""
     status += ", not configured" if server.get("status") == "not_configured" else ""
     lines = [f"{name}  ({server['scope']} scope, {server['type']}{status})"]
-    if "url" in server:
+    if "url" in server and server["scope"] == "managed":
+        # For an organisation's managed server Claude Code shows only the URL's host (seed line 836).
+        lines.append(f"  host: {urlsplit(written.get('url', '')).hostname or '(none)'}")
+    elif "url" in server:
         lines.append(f"  url: {written.get('url', '')}")
         for key, value in (written.get("headers") or {}).items():
             lines.append(f"  header {key}: {value}")

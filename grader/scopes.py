@@ -30,7 +30,7 @@ PRECEDENCE = (MANAGED, LOCAL, PROJECT, USER, PLUGIN, CONNECTOR)
 NAMED_SCOPES = (MANAGED, LOCAL, PROJECT, USER)
 
 RESERVED_NAMES = frozenset({"workspace", "claude-in-chrome", "computer-use", "Claude Preview", "Claude Browser"})
-VALID_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+VALID_NAME = re.compile(r"[A-Za-z0-9_-]+")  # used with fullmatch
 TYPE_ALIASES = {"streamable-http": "http"}
 REMOTE_TYPES = frozenset({"http", "sse", "ws"})
 KNOWN_TYPES = REMOTE_TYPES | {"stdio"}
@@ -144,19 +144,17 @@ def entry_type(name: str, scope: str, entry: Any, res: Resolution) -> str | None
         res.skip(name, scope, f'the entry of "{name}" is not a JSON object')
         return None
     raw = entry.get("type")
-    if raw is None:
-        if "url" in entry:
-            res.skip(
-                name,
-                scope,
-                f'MCP server "{name}" has a "url" but no "type"; add "type": "http" (or "sse" / "ws") to this entry.',
-            )
-            return None
-        return "stdio"
+    if raw is None and "url" in entry:
+        res.skip(
+            name,
+            scope,
+            f'MCP server "{name}" has a "url" but no "type"; add "type": "http" (or "sse" / "ws") to this entry.',
+        )
+        return None
     if raw == "sdk":
         res.skip(name, scope, f'Skipped — MCP server "{name}" declares type "sdk", which only an SDK host application can register.')
         return None
-    kind = TYPE_ALIASES.get(raw, raw)
+    kind = "stdio" if raw is None else TYPE_ALIASES.get(raw, raw) if isinstance(raw, str) else None
     if kind not in KNOWN_TYPES:
         res.skip(name, scope, f'MCP server "{name}" has an unknown type {raw!r}; use stdio, http, sse or ws.')
         return None
@@ -166,6 +164,10 @@ def entry_type(name: str, scope: str, entry: Any, res: Resolution) -> str | None
     if kind in REMOTE_TYPES and not isinstance(entry.get("url"), str):
         res.skip(name, scope, f'MCP server "{name}" is a {kind} server without a "url".')
         return None
+    for key, shape in (("args", list), ("env", dict), ("headers", dict)):
+        if key in entry and not isinstance(entry[key], shape):
+            res.skip(name, scope, f'MCP server "{name}": "{key}" must be a JSON {"array" if shape is list else "object"}.')
+            return None
     return kind
 
 
@@ -228,11 +230,21 @@ def normalise_url(url: str) -> str:
 # --- resolving ------------------------------------------------------------------------------
 
 
+def listed(settings: Mapping[str, Any], key: str) -> list[Any]:
+    value = settings.get(key)
+    return value if isinstance(value, list) else []
+
+
 def approval(name: str, settings: Mapping[str, Any]) -> str:
-    """A project server's approval in the user's settings: rejected beats approved beats pending."""
-    if name in (settings.get("disabledMcpjsonServers") or []):
+    """A project server's approval in the user's settings: rejected beats approved beats pending.
+
+    ``disabledMcpjsonServers`` rejects from any settings file (seed line 256); ``read_sources``
+    folds the project's own files into that list only, since a cloned repository cannot
+    approve its own servers (seed lines 246-247).
+    """
+    if name in listed(settings, "disabledMcpjsonServers"):
         return "rejected"
-    if settings.get("enableAllProjectMcpServers") is True or name in (settings.get("enabledMcpjsonServers") or []):
+    if settings.get("enableAllProjectMcpServers") is True or name in listed(settings, "enabledMcpjsonServers"):
         return "approved"
     return "pending"
 
@@ -259,11 +271,23 @@ def read_sources(
         document = read_json(managed, "managed MCP configuration")
         key = "managedMcpServers" if isinstance(document, dict) and "managedMcpServers" in document else "mcpServers"
         sources[MANAGED] = servers_of(document, "managed MCP configuration", managed, key=key)
-    settings_path = Path(home) / ".claude" / "settings.json"
-    settings = read_json(settings_path, "~/.claude/settings.json") or {}
-    if not isinstance(settings, dict):
-        raise ConfigError(f"~/.claude/settings.json ({settings_path}) must hold a JSON object.")
+    settings = settings_file(Path(home) / ".claude" / "settings.json", "~/.claude/settings.json")
+    rejected = listed(settings, "disabledMcpjsonServers")
+    for name in ("settings.json", "settings.local.json"):
+        project_settings = settings_file(Path(project) / ".claude" / name, f".claude/{name}")
+        rejected = rejected + [n for n in listed(project_settings, "disabledMcpjsonServers") if n not in rejected]
+    if rejected:
+        settings = {**settings, "disabledMcpjsonServers": rejected}
     return sources, settings
+
+
+def settings_file(path: Path, label: str) -> dict[str, Any]:
+    settings = read_json(path, label)
+    if settings is None:
+        return {}
+    if not isinstance(settings, dict):
+        raise ConfigError(f"{label} ({path}) must hold a JSON object.")
+    return settings
 
 
 def resolve(
@@ -305,7 +329,7 @@ def resolve_sources(
             res.skip(name, scope, reason)
             res.warn(name, scope, "reserved_name", reason)
             return
-        if plugin is None and scope != CONNECTOR and not VALID_NAME.match(name):
+        if plugin is None and scope != CONNECTOR and not VALID_NAME.fullmatch(name):
             res.skip(name, scope, f'"{name}" is not a valid server name: use only letters, digits, hyphens and underscores.')
             return
         kind = entry_type(name, scope, entry, res)

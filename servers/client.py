@@ -111,12 +111,13 @@ def connect_params(
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike | None = None,
     timeout: float | None = 30.0,
+    errlog: TextIO | None = None,
 ) -> Session:
     """Start any stdio server command (as a configuration entry describes it) and open a session."""
     full_env = {k: v for k, v in os.environ.items() if k in BASE_ENV_KEYS}
     full_env.update(env or {})
     params = StdioServerParameters(command=command, args=list(args), env=full_env, cwd=cwd)
-    return Session(stdio_client(params, errlog=server_errlog()), timeout=timeout)
+    return Session(stdio_client(params, errlog=errlog or server_errlog()), timeout=timeout)
 
 
 def connect(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -133,11 +134,13 @@ def expand_matches_reference(host) -> None:
     case = smallest_disagreement(st.tuples(TEXTS, ENVS, st.booleans()), disagrees)
     if case is not None:
         text, env, remote = case
+        where = f"text={text!r}, env={env!r}, remote_field={remote}"
         error = errors.get((text, tuple(sorted(env.items())), remote))
-        got = error or repr(learner_expand(host, text, env, remote))
+        if error:
+            raise CheckFailed(f"{error.rstrip('.')} (smallest failing case: {where}).")
         raise CheckFailed(
-            f"Smallest case where your expand_value differs: text={text!r}, env={env!r}, remote_field={remote}: "
-            f"expected {expand_text(text, env, blank_credentials=remote)!r}, yours {got}."
+            f"Smallest case where your expand_value differs: {where}: "
+            f"expected {expand_text(text, env, blank_credentials=remote)!r}, yours {learner_expand(host, text, env, remote)!r}."
         )
 
 
@@ -234,10 +237,12 @@ def resolve_matches_reference(host) -> None:
     case = smallest_disagreement(st.tuples(SCOPE, SCOPE, SCOPE, RENV), disagrees)
     if case is not None:
         user, local, project, env = case
-        got = errors.get(repr(case)) or repr(learner_resolve(host, user, local, project, env))
+        where = f"user={user!r}, local={local!r}, project={project!r}, env={env!r}"
+        if repr(case) in errors:
+            raise CheckFailed(f"{errors[repr(case)].rstrip('.')} (smallest failing configuration: {where}).")
         raise CheckFailed(
-            f"Smallest configuration where your resolve_servers differs: user={user!r}, local={local!r}, "
-            f"project={project!r}, env={env!r}: expected {reference_resolve(user, local, project, env)!r}, yours {got}."
+            f"Smallest configuration where your resolve_servers differs: {where}: "
+            f"expected {reference_resolve(user, local, project, env)!r}, yours {learner_resolve(host, user, local, project, env)!r}."
         )
 
 
@@ -364,11 +369,13 @@ def config_servers_start(host) -> None:
             Path(command).name.startswith("python"),
             f"Server {name!r}: the scenario's servers are started with python; yours runs {command!r}.",
         )
-        try:
-            with connect_params(sys.executable, server["args"], env=server["env"], cwd=REPO, timeout=20) as session:
-                tools = session.tools()
-        except (OSError, MCPError, TimeoutError) as exc:
-            raise CheckFailed(f"Server {name!r} did not start and answer tools/list ({type(exc).__name__}: {exc}).") from None
-        except Exception as exc:  # the SDK wraps a failed start in exception groups
-            raise CheckFailed(f"Server {name!r} did not start and answer tools/list ({type(exc).__name__}).") from None
+        with tempfile.TemporaryFile("w+") as stderr:
+            try:
+                with connect_params(sys.executable, server["args"], env=server["env"], cwd=REPO, timeout=20, errlog=stderr) as session:
+                    tools = session.tools()
+            except Exception:  # the SDK wraps a failed start in exception groups; the server's stderr says why
+                stderr.seek(0)
+                said = [line.strip() for line in stderr.read().splitlines() if line.strip()]
+                why = f": {said[-1]}" if said else ""
+                raise CheckFailed(f"Server {name!r} did not start and answer tools/list{why}.") from None
         expect(tools, f"Server {name!r} started but lists no tools.")

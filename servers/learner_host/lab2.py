@@ -13,7 +13,7 @@ import mcp_types as types
 from pydantic import BaseModel
 
 from grader.taxonomy import success_result
-from servers.learner_host.host import LearnerCodeError, as_json, call_learner
+from servers.learner_host.host import LOAD_ERRORS, LearnerCodeError, as_json, call_learner
 from servers.toolkit import ToolSpec
 
 PURE = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -55,7 +55,9 @@ def lab2_specs(namespace: dict[str, Any]) -> list[ToolSpec]:
     def authored_config(_: Nothing) -> dict[str, Any]:
         missing = [name for name in AUTHORED if name not in namespace]
         if missing:
-            raise LearnerCodeError(f"Your answer cells do not define {', '.join(missing)}.")
+            load_error = namespace.get(LOAD_ERRORS)
+            why = f" Your answer cells failed to run: {load_error}." if load_error else ""
+            raise LearnerCodeError(f"Your answer cells do not define {', '.join(missing)}.{why}")
         config = {name: as_json(namespace[name], name) for name in AUTHORED}
         for name, value in config.items():
             if not isinstance(value, dict):

@@ -1,0 +1,713 @@
+"""Lab 2's checks against the reference solution, a catalogue of realistic wrong answers, and broken code.
+
+Every case grades code the way the grader does: the code runs only inside the learner
+host, built in process, and each check drives it over one MCP session. The two property
+checks search generated cases deterministically and report the smallest disagreement;
+the catalogue pins that smallest case for every mistake they catch.
+
+``config_servers_start`` starts real stdio servers. It reads nothing of the learner's but
+the authored configuration (PROJECT_MCP_JSON, USER_SERVERS, LOCAL_SERVERS, resolved by the
+reference resolver), so it runs only for code whose resolved stdio servers differ from the
+solution's; for every other mistake its verdict is the solution's, which is tested once.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from grader.checking import CheckResult, run_check
+from grader.labs.lab2_scopes_expansion import checks
+from grader.notebook import answer_code, is_answer_cell, read_notebook
+from grader.scopes import resolve_sources
+from servers.client import connect
+from servers.learner_host import build_server, load_learner_code
+from servers.learner_host.host import CELL_SEPARATOR
+from servers.learner_host.kit_lab2 import SCENARIO
+
+LAB = "lab2_scopes_expansion"
+REPO = Path(__file__).resolve().parents[2]
+SOURCE = REPO / "labs" / "source" / LAB / f"{LAB}.ipynb"
+SOLUTION = answer_code(read_notebook(SOURCE))
+ALL_CHECKS = set(checks.checks)
+STARTS = "config_servers_start"
+PROPERTY_CHECKS = {"expand_matches_reference", "resolve_matches_reference"}
+EXPAND_CHECKS = {name for name in ALL_CHECKS if name.startswith("expand_")}
+RESOLVE_CHECKS = {name for name in ALL_CHECKS if name.startswith("resolve_")}
+CONFIG_CHECKS = {name for name in ALL_CHECKS if name.startswith("config_")}
+
+
+def cells(code: str) -> list[str]:
+    return code.split(f"\n{CELL_SEPARATOR}\n")
+
+
+def stdio_servers(code: str) -> dict[str, tuple] | None:
+    """The stdio servers config_servers_start would start for ``code``: name -> (command, args, env)."""
+    namespace, _ = load_learner_code(LAB, code)
+    try:
+        sources = {scope: namespace[name] for scope, name in (("project", "PROJECT_MCP_JSON"), ("user", "USER_SERVERS"), ("local", "LOCAL_SERVERS"))}
+        sources["project"] = sources["project"]["mcpServers"]
+        resolved = resolve_sources(sources, {SCENARIO["tracker_token_variable"]: "test-token"}, project=REPO)
+    except Exception:  # noqa: BLE001 - anything unusual: let the check itself decide
+        return None
+    return {n: (s["command"], s["args"], s["env"]) for n, s in resolved.servers.items() if s["type"] == "stdio"}
+
+
+def checks_for(code: str) -> set[str]:
+    """Every check; config_servers_start only when the servers it would start differ from the solution's.
+
+    That check reads nothing of the learner's but the authored configuration, resolves it with
+    the reference resolver and starts each stdio server: with the same servers, its verdict is
+    the solution's, which test_the_solution_passes_every_check pins.
+    """
+    mine = stdio_servers(code)
+    if mine is not None and mine == SOLUTION_STDIO:
+        return ALL_CHECKS - {STARTS}
+    return ALL_CHECKS
+
+
+def grade(code: str, names: set[str] | None = None) -> dict[str, CheckResult]:
+    """The checks of the lab (all, or ``names``), in order, over one session with a host running ``code``."""
+    names = ALL_CHECKS if names is None else names
+    namespace, load_error = load_learner_code(LAB, code)
+    with connect(build_server(LAB, namespace, load_error=load_error), timeout=10) as host:
+        return {name: run_check(check, host) for name, check in checks.checks.items() if name in names}
+
+
+def failed(results: dict[str, CheckResult]) -> set[str]:
+    return {name for name, result in results.items() if not result.passed}
+
+
+def mutate(code: str, *edits: tuple[str, str]) -> str:
+    """Apply exact text replacements, each of which must match exactly once."""
+    for old, new in edits:
+        assert code.count(old) == 1, f"the text to replace must occur exactly once: {old!r}"
+        code = code.replace(old, new)
+    return code
+
+
+def line_of(code: str, fragment: str) -> tuple[int, int]:
+    """(answer cell number, 1-based line within that cell) of the one line holding ``fragment``."""
+    hits = [
+        (cell, n)
+        for cell, text in enumerate(cells(code), start=1)
+        for n, line in enumerate(text.splitlines(), start=1)
+        if fragment in line
+    ]
+    assert len(hits) == 1, hits
+    return hits[0]
+
+
+def assert_sentence_in_words(message: str) -> None:
+    """A failure message a learner can read: words, never a traceback or the check's code."""
+    assert message.strip()
+    assert "Traceback" not in message
+    assert 'File "' not in message
+    assert "expect(" not in message
+    assert "def " not in message
+    assert "structured(" not in message
+    assert "learner_expand(" not in message and "reference_resolve(" not in message
+    assert re.search(r"[A-Za-z]{3,} [A-Za-z]{2,}", message), message
+
+
+def blank_template() -> str:
+    """The released lab: each solution region replaced by ``raise NotImplementedError()``, read as the grader reads it."""
+    nb = read_notebook(SOURCE)
+    for cell in nb.cells:
+        if is_answer_cell(cell):
+            cell.source = re.sub(
+                r"^(\s*)### BEGIN SOLUTION\n.*?### END SOLUTION",
+                r"\1# YOUR CODE HERE\n\1raise NotImplementedError()",
+                cell.source,
+                flags=re.DOTALL | re.MULTILINE,
+            )
+    return answer_code(nb)
+
+
+BLANK = blank_template()
+SOLUTION_STDIO = stdio_servers(SOLUTION)
+
+
+# --- the reference solution -------------------------------------------------------------------
+
+
+def test_the_lab_has_fourteen_named_checks_worth_thirty_points() -> None:
+    assert len(ALL_CHECKS) == 14
+    assert checks.total_points == 30
+    points = {name: check.points for name, check in checks.checks.items()}
+    assert sum(points[n] for n in EXPAND_CHECKS) == 10
+    assert sum(points[n] for n in RESOLVE_CHECKS) == 11
+    assert sum(points[n] for n in CONFIG_CHECKS) == 9
+
+
+def test_the_notebooks_graded_cells_are_the_checks_with_their_points() -> None:
+    graded = {
+        cell.metadata.nbgrader["grade_id"]: cell.metadata.nbgrader["points"]
+        for cell in read_notebook(SOURCE).cells
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade") is True
+    }
+    assert graded == {name: check.points for name, check in checks.checks.items()}
+
+
+def test_the_solution_passes_every_check() -> None:
+    results = grade(SOLUTION)
+
+    assert set(results) == ALL_CHECKS
+    assert failed(results) == set(), {n: r.message for n, r in results.items() if not r.passed}
+    for name, result in results.items():
+        assert result.score == result.points
+        assert result.message == checks[name].title
+        assert not result.host_lost
+
+
+# --- one realistic wrong answer (or more) per check -------------------------------------------
+
+NOTES = """    "notes": {"type": "stdio", "command": "python", "args": ["-m", "servers.notes"]},\n"""
+EXPERIMENT = """    "desk-experiment": {
+        "type": "stdio",
+        "command": "python",
+        "args": ["-m", "servers.support_desk"],
+        "env": {"DESK_ROLE": "supervisor", "DESK_API_TOKEN": "dsk_live_8c1e55a0"},
+    },
+"""
+DESK_SCRIPT = '"${CLAUDE_PROJECT_DIR:-.}/servers/support_desk/__main__.py"'
+RESOLVER_LOOP = """(("local", local), ("project", project), ("user", user))"""
+
+# (id, edits, the exact set of checks that must fail). A property check fails together with
+# the named check whenever the mistake shows on generated cases too; several checks fail
+# together where one mistake legitimately breaks several of them.
+MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
+    # part A: expand_value
+    (
+        "default_applied_to_empty_string",
+        (("""        if name in env:\n            return env[name]""", """        if env.get(name):\n            return env[name]"""),),
+        {"expand_empty_is_set", "expand_matches_reference", "resolve_matches_reference"},
+    ),
+    (
+        "unset_variable_becomes_empty",
+        (("""        return match.group(0)\n""", """        return ""\n"""),),
+        {"expand_unset_stays_literal", "expand_matches_reference", "resolve_matches_reference"},
+    ),
+    (
+        "credentials_never_blanked",
+        (("""        if remote_field and name in CREDENTIAL_VARIABLES:\n            return ""\n""", ""),),
+        {"expand_credentials_blank", "expand_matches_reference", "resolve_expands_fields", "resolve_matches_reference"},
+    ),
+    (
+        "credentials_blanked_in_every_field",
+        (("""if remote_field and name in CREDENTIAL_VARIABLES:""", """if name in CREDENTIAL_VARIABLES:"""),),
+        {"expand_credentials_blank", "expand_matches_reference", "resolve_expands_fields", "resolve_matches_reference"},
+    ),
+    (
+        "blanked_credential_keeps_its_default",
+        (("""            return ""\n        if name in env:""", """            return default or ""\n        if name in env:"""),),
+        # The generated configurations reference credentials without a default only.
+        {"expand_credentials_blank", "expand_matches_reference"},
+    ),
+    (
+        "regex_without_the_default_form",
+        (
+            (r'''re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")''', r'''re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")'''),
+            ("""name, default = match.group(1), match.group(2)""", """name, default = match.group(1), None"""),
+        ),
+        {
+            "expand_basic",
+            "expand_empty_is_set",
+            "expand_credentials_blank",
+            "expand_matches_reference",
+            "resolve_expands_fields",
+            "resolve_matches_reference",
+        },
+    ),
+    (
+        "only_the_first_reference_expands",
+        (("""return REFERENCE.sub(replace, text)""", """return REFERENCE.sub(replace, text, count=1)"""),),
+        {"expand_basic", "expand_matches_reference"},
+    ),
+    (
+        "default_runs_to_the_last_brace",
+        ((r"""(?::-([^}]*))?\}""", r"""(?::-(.*))?\}"""),),
+        # No named case has two references with a default in one value; only the search finds it.
+        {"expand_matches_reference"},
+    ),
+    # part B: resolve_servers
+    (
+        "user_beats_local",
+        ((RESOLVER_LOOP, """(("user", user), ("project", project), ("local", local))"""),),
+        {"resolve_precedence", "resolve_no_field_merge", "resolve_matches_reference"},
+    ),
+    (
+        "project_beats_local",
+        ((RESOLVER_LOOP, """(("project", project), ("local", local), ("user", user))"""),),
+        {"resolve_precedence", "resolve_matches_reference"},
+    ),
+    (
+        "fields_merged_across_scopes",
+        (
+            (
+                """            if name in result:\n                continue\n""",
+                """            if name in result:\n                lower = expand_fields(entry, env, kind != "stdio")\n"""
+                """                for key in ("args", "env", "headers"):\n"""
+                """                    if key in lower and not result[name].get(key):\n"""
+                """                        result[name][key] = lower[key]\n"""
+                """                continue\n""",
+            ),
+        ),
+        {"resolve_no_field_merge", "resolve_matches_reference"},
+    ),
+    (
+        "streamable_http_not_aliased",
+        (("""            kind = {"streamable-http": "http"}.get(kind, kind)\n""", ""),),
+        {"resolve_types_and_skips", "resolve_matches_reference"},
+    ),
+    (
+        "url_without_type_taken_as_http",
+        (("""                if "url" in entry:\n                    continue\n                kind = "stdio\"""", """                kind = "http" if "url" in entry else "stdio\""""),),
+        {"resolve_types_and_skips", "resolve_matches_reference"},
+    ),
+    (
+        "sdk_entry_not_skipped",
+        (("""            if kind == "sdk":\n                continue\n""", ""),),
+        {"resolve_types_and_skips", "resolve_matches_reference"},
+    ),
+    (
+        "skipped_entry_still_claims_its_name",
+        (
+            ("""    result = {}\n""", """    result = {}\n    claimed = set()\n"""),
+            (
+                """        for name, entry in servers.items():\n""",
+                """        for name, entry in servers.items():\n            if name in claimed:\n                continue\n            claimed.add(name)\n""",
+            ),
+        ),
+        # The named cases never define a skipped entry and a usable one under the same name.
+        {"resolve_matches_reference"},
+    ),
+    (
+        "remote_fields_not_blanked",
+        (("""expand_fields(entry, env, kind != "stdio")""", """expand_fields(entry, env, False)"""),),
+        {"resolve_expands_fields", "resolve_matches_reference"},
+    ),
+    (
+        "args_not_expanded",
+        (("""for key in ("command", "args", "env", "url", "headers"):""", """for key in ("command", "env", "url", "headers"):"""),),
+        {"resolve_expands_fields", "resolve_matches_reference"},
+    ),
+    (
+        "env_without_its_empty_default",
+        (("""\"env": expanded.get("env") or {}""", """\"env": expanded.get("env")"""),),
+        {"resolve_precedence", "resolve_no_field_merge", "resolve_types_and_skips", "resolve_matches_reference"},
+    ),
+    (
+        "headers_without_their_empty_default",
+        (("""\"headers": expanded.get("headers") or {}""", """\"headers": expanded.get("headers")"""),),
+        {"resolve_no_field_merge", "resolve_types_and_skips", "resolve_matches_reference"},
+    ),
+    (
+        "empty_url_without_its_status",
+        (("""                if entry["url"] == "":\n                    server["status"] = "not_configured"\n""", ""),),
+        {"resolve_types_and_skips", "resolve_matches_reference"},
+    ),
+    # part C: the authored configuration
+    (
+        "tracker_token_written_in_mcp_json",
+        (("""\"Bearer ${TRACKER_TOKEN}\"""", """\"Bearer trk_live_4f9a1c2e7b\""""),),
+        {"config_no_secret_committed", "config_placeholders"},
+    ),
+    (
+        "tracker_token_as_the_placeholders_default",
+        (("""\"Bearer ${TRACKER_TOKEN}\"""", """\"Bearer ${TRACKER_TOKEN:-trk_live_4f9a1c2e7b}\""""),),
+        {"config_no_secret_committed", "config_placeholders"},
+    ),
+    (
+        "tracker_without_a_type",
+        (("""\"type": "http",\n            "url": "https://tracker.example.com/mcp",""", """\"url": "https://tracker.example.com/mcp","""),),
+        # Claude Code skips it; no stdio server is lost, so they all still start.
+        {"config_placeholders"},
+    ),
+    (
+        "notes_in_project_scope",
+        (
+            ("""USER_SERVERS = {\n""" + NOTES + "}", """USER_SERVERS = {}"""),
+            ("""    "mcpServers": {\n        "desk\"""", """    "mcpServers": {\n    """ + NOTES + """        "desk\""""),
+        ),
+        {"config_scopes"},
+    ),
+    (
+        "experimental_token_in_user_scope",
+        (
+            ("""LOCAL_SERVERS = {\n""" + EXPERIMENT + "}", """LOCAL_SERVERS = {}"""),
+            ("""USER_SERVERS = {\n""", """USER_SERVERS = {\n""" + EXPERIMENT),
+        ),
+        {"config_scopes", "config_no_secret_committed"},
+    ),
+    (
+        "experimental_desk_committed_in_mcp_json",
+        (
+            ("""LOCAL_SERVERS = {\n""" + EXPERIMENT + "}", """LOCAL_SERVERS = {}"""),
+            ("""    "mcpServers": {\n        "desk\"""", """    "mcpServers": {\n    """ + EXPERIMENT.replace("\n    ", "\n        ") + """        "desk\""""),
+        ),
+        {"config_scopes", "config_no_secret_committed"},
+    ),
+    (
+        "project_dir_without_a_default",
+        ((DESK_SCRIPT, '"${CLAUDE_PROJECT_DIR}/servers/support_desk/__main__.py"'),),
+        # Claude Code leaves ${CLAUDE_PROJECT_DIR} literal, so the desk's script is not found.
+        {"config_placeholders", STARTS},
+    ),
+    (
+        "desk_path_relative_to_the_working_directory",
+        ((DESK_SCRIPT, '"servers/support_desk/__main__.py"'),),
+        # It starts, because the check starts servers from the repository root; it would not
+        # from any other directory, which only the placeholder check can tell.
+        {"config_placeholders"},
+    ),
+    (
+        "desk_path_absolute_on_one_machine",
+        ((DESK_SCRIPT, '"/home/alice/support-app/servers/support_desk/__main__.py"'),),
+        {"config_placeholders", STARTS},
+    ),
+    (
+        "notes_started_with_npx",
+        (("""\"command": "python", "args": ["-m", "servers.notes"]""", """\"command": "npx", "args": ["-m", "servers.notes"]"""),),
+        {STARTS},
+    ),
+    (
+        "experimental_desk_module_misspelt",
+        (("""\"args": ["-m", "servers.support_desk"],""", """\"args": ["-m", "servers.support_desk_experimental"],"""),),
+        {STARTS},
+    ),
+]
+
+EDITS = {mistake: edits for mistake, edits, _ in MISTAKES}
+REMOTE_SERVER_LINE = """server = {"scope": scope, "type": kind, "url": expanded["url"]"""
+SDK_LINE = line_of(mutate(SOLUTION, *EDITS["sdk_entry_not_skipped"]), REMOTE_SERVER_LINE)
+
+# Failure messages, exactly. Every property check a mistake fails is here with the smallest
+# case it reports (the search is deterministic, so the feedback is the same on every run);
+# a few named checks' messages are here too.
+E = "Smallest case where your expand_value differs: "
+R = "Smallest configuration where your resolve_servers differs: "
+MESSAGES: dict[str, dict[str, str]] = {
+    "default_applied_to_empty_string": {
+        "expand_matches_reference": E + "text='${A}', env={'A': ''}, remote_field=False: expected '', yours '${A}'.",
+        "resolve_matches_reference": R
+        + "user={}, local={}, project={'github': {'type': 'http', 'url': '${BASE:-https://b.example}/mcp'}}, "
+        "env={'CMD': '', 'BASE': ''}: expected {'github': {'scope': 'project', 'type': 'http', 'url': '/mcp', 'headers': {}}}, "
+        "yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://b.example/mcp', 'headers': {}}}.",
+    },
+    "unset_variable_becomes_empty": {
+        "expand_matches_reference": E + "text='${A}', env={}, remote_field=False: expected '${A}', yours ''.",
+        "resolve_matches_reference": R
+        + "user={}, local={}, project={'github': {'type': 'http', 'url': 'https://c.example/${PART}'}}, env={}: "
+        "expected {'github': {'scope': 'project', 'type': 'http', 'url': 'https://c.example/${PART}', 'headers': {}}}, "
+        "yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://c.example/', 'headers': {}}}.",
+    },
+    "credentials_never_blanked": {
+        "expand_matches_reference": E + "text='${ANTHROPIC_API_KEY}', env={}, remote_field=True: expected '', yours '${ANTHROPIC_API_KEY}'.",
+        "resolve_matches_reference": R
+        + "user={}, local={}, project={'github': {'type': 'http', 'url': 'https://a.example/mcp', 'headers': {'Authorization': '${ANTHROPIC_AUTH_TOKEN}'}}}, env={}: "
+        "expected {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': {'Authorization': ''}}}, "
+        "yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': {'Authorization': '${ANTHROPIC_AUTH_TOKEN}'}}}.",
+    },
+    "credentials_blanked_in_every_field": {
+        "expand_matches_reference": E + "text='${ANTHROPIC_API_KEY}', env={}, remote_field=False: expected '${ANTHROPIC_API_KEY}', yours ''.",
+        "resolve_matches_reference": R
+        + "user={}, local={}, project={'github': {'command': 'npx', 'args': ['${ANTHROPIC_AUTH_TOKEN}']}}, env={}: "
+        "expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': ['${ANTHROPIC_AUTH_TOKEN}'], 'env': {}}}, "
+        "yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [''], 'env': {}}}.",
+    },
+    "blanked_credential_keeps_its_default": {
+        "expand_matches_reference": E + "text='${ANTHROPIC_API_KEY:-d}', env={}, remote_field=True: expected '', yours 'd'.",
+    },
+    "regex_without_the_default_form": {
+        "expand_matches_reference": E + "text='${A:-}', env={}, remote_field=False: expected '', yours '${A:-}'.",
+        "resolve_matches_reference": R
+        + "user={}, local={}, project={'github': {'command': '${CMD:-npx}'}}, env={}: "
+        "expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, "
+        "yours {'github': {'scope': 'project', 'type': 'stdio', 'command': '${CMD:-npx}', 'args': [], 'env': {}}}.",
+    },
+    "only_the_first_reference_expands": {
+        "expand_matches_reference": E + "text='${A}${ANTHROPIC_API_KEY}', env={}, remote_field=True: expected '${A}', yours '${A}${ANTHROPIC_API_KEY}'.",
+    },
+    "default_runs_to_the_last_brace": {
+        "expand_matches_reference": E + "text='${A:-}${A}', env={}, remote_field=False: expected '${A}', yours '}${A'.",
+    },
+    "user_beats_local": {
+        "resolve_matches_reference": R
+        + "user={}, local={'github': {'command': 'npx'}}, project={'github': {'command': 'npx'}}, env={}: "
+        "expected {'github': {'scope': 'local', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, "
+        "yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}.",
+    },
+    "project_beats_local": {
+        "resolve_matches_reference": R
+        + "user={}, local={'github': {'command': 'npx'}}, project={'github': {'command': 'npx'}}, env={}: "
+        "expected {'github': {'scope': 'local', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, "
+        "yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}.",
+    },
+    "fields_merged_across_scopes": {
+        "resolve_matches_reference": R
+        + "user={'github': {'type': 'http', 'url': 'https://a.example/mcp', 'headers': {}}}, local={}, project={'github': {'command': 'npx'}}, env={}: "
+        "expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, "
+        "yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}, 'headers': {}}}.",
+    },
+    "streamable_http_not_aliased": {
+        "resolve_matches_reference": R
+        + "user={}, local={}, project={'github': {'type': 'streamable-http', 'url': 'https://a.example/mcp'}}, env={}: "
+        "expected {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': {}}}, "
+        "yours {'github': {'scope': 'project', 'type': 'streamable-http', 'url': 'https://a.example/mcp', 'headers': {}}}.",
+    },
+    "url_without_type_taken_as_http": {
+        "resolve_matches_reference": R
+        + "user={}, local={}, project={'github': {'url': 'https://d.example/mcp'}}, env={}: expected {}, "
+        "yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://d.example/mcp', 'headers': {}}}.",
+    },
+    "sdk_entry_not_skipped": {
+        "resolve_matches_reference": f"resolve_servers raised KeyError: 'url' (line {SDK_LINE[1]} of answer cell {SDK_LINE[0]}) "
+        "(smallest failing configuration: user={}, local={}, project={'github': {'type': 'sdk'}}, env={}).",
+    },
+    "skipped_entry_still_claims_its_name": {
+        "resolve_matches_reference": R
+        + "user={'github': {'command': 'npx'}}, local={}, project={'github': {'url': 'https://d.example/mcp'}}, env={}: "
+        "expected {'github': {'scope': 'user', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, yours {}.",
+    },
+    "remote_fields_not_blanked": {
+        "resolve_matches_reference": R
+        + "user={}, local={}, project={'github': {'type': 'http', 'url': 'https://a.example/mcp', 'headers': {'Authorization': '${ANTHROPIC_AUTH_TOKEN}'}}}, env={}: "
+        "expected {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': {'Authorization': ''}}}, "
+        "yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': {'Authorization': '${ANTHROPIC_AUTH_TOKEN}'}}}.",
+    },
+    "args_not_expanded": {
+        "resolve_matches_reference": R
+        + "user={}, local={}, project={'github': {'command': 'npx', 'args': ['${PART:-p}']}}, env={}: "
+        "expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': ['p'], 'env': {}}}, "
+        "yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': ['${PART:-p}'], 'env': {}}}.",
+    },
+    "env_without_its_empty_default": {
+        "resolve_matches_reference": R
+        + "user={}, local={}, project={'github': {'command': 'npx'}}, env={}: "
+        "expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, "
+        "yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': None}}.",
+    },
+    "headers_without_their_empty_default": {
+        "resolve_matches_reference": R
+        + "user={}, local={}, project={'github': {'type': 'http', 'url': 'https://a.example/mcp'}}, env={}: "
+        "expected {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': {}}}, "
+        "yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': None}}.",
+    },
+    "empty_url_without_its_status": {
+        "resolve_matches_reference": R
+        + "user={}, local={}, project={'github': {'type': 'http', 'url': ''}}, env={}: "
+        "expected {'github': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}, 'status': 'not_configured'}}, "
+        "yours {'github': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}}}.",
+    },
+    "tracker_without_a_type": {
+        "config_placeholders": 'The tracker is a remote server: its entry needs "type": "http" (a url without a type is skipped).',
+    },
+    "tracker_token_written_in_mcp_json": {
+        "config_no_secret_committed": "A real token is written in PROJECT_MCP_JSON, which is committed to git; reference it with ${VAR} instead.",
+        "config_placeholders": "The tracker's Authorization header must be 'Bearer ${TRACKER_TOKEN}', each developer's own token; "
+        "yours is 'Bearer trk_live_4f9a1c2e7b'.",
+    },
+    "notes_in_project_scope": {
+        "config_scopes": "your notes utility belongs in user scope only; yours is in: project (.mcp.json).",
+    },
+    "experimental_token_in_user_scope": {
+        "config_scopes": "the experimental desk with its token belongs in local scope only; yours is in: user.",
+        "config_no_secret_committed": "The experimental token belongs to this project only (local scope), not to every project (user scope).",
+    },
+    "project_dir_without_a_default": {
+        "config_placeholders": "${CLAUDE_PROJECT_DIR} in PROJECT_MCP_JSON needs a default such as ${CLAUDE_PROJECT_DIR:-.}: "
+        "it is set in the server's environment, not Claude Code's.",
+    },
+    "desk_path_relative_to_the_working_directory": {
+        "config_placeholders": "Reference the team's desk script relative to the project root with ${CLAUDE_PROJECT_DIR:-.}, "
+        "so it works wherever the repository is cloned.",
+    },
+    "notes_started_with_npx": {
+        STARTS: "Server 'notes': the scenario's servers are started with python; yours runs 'npx'.",
+    },
+}
+
+
+@pytest.mark.parametrize(("mistake", "edits", "expected"), [pytest.param(i, e, f, id=i) for i, e, f in MISTAKES])
+def test_a_realistic_mistake_fails_exactly_the_checks_it_should(mistake: str, edits, expected: set[str]) -> None:
+    code = mutate(SOLUTION, *edits)
+    results = grade(code, checks_for(code))
+
+    assert failed(results) == expected, {n: r.message for n, r in results.items() if not r.passed}
+    for name in expected:
+        result = results[name]
+        assert result.score == 0
+        assert not result.host_lost
+        assert_sentence_in_words(result.message)
+        assert result.message != checks[name].title
+    for name, message in MESSAGES.get(mistake, {}).items():
+        assert results[name].message == message
+
+
+def test_every_check_has_a_catalogued_mistake_that_fails_it_alone_or_with_named_others() -> None:
+    covered = set().union(*(expected for _, _, expected in MISTAKES))
+    alone = {next(iter(expected)) for _, _, expected in MISTAKES if len(expected) == 1}
+    assert covered == ALL_CHECKS
+    assert len(EDITS) == len(MISTAKES)
+    # The property checks see every kind of value the named expander and resolver checks
+    # use, so a mistake in parts A and B fails a property check too; a secret in .mcp.json
+    # is also a wrong placeholder, or a server in the wrong scope.
+    assert ALL_CHECKS - alone == (EXPAND_CHECKS | RESOLVE_CHECKS | {"config_no_secret_committed"}) - PROPERTY_CHECKS
+
+
+def test_every_mistake_a_property_check_catches_pins_its_smallest_case() -> None:
+    assert set(MESSAGES) <= set(EDITS)
+    for mistake, _, expected in MISTAKES:
+        pinned = set(MESSAGES.get(mistake, {}))
+        assert pinned <= expected, mistake
+        assert pinned & PROPERTY_CHECKS == expected & PROPERTY_CHECKS, mistake
+
+
+def test_servers_are_started_for_every_mistake_that_changes_them() -> None:
+    assert len(SOLUTION_STDIO) == 3
+    started = set()
+    for mistake, edits, expected in MISTAKES:
+        code = mutate(SOLUTION, *edits)
+        # Only the cell the mistake is about changes.
+        changed = [i for i, (a, b) in enumerate(zip(cells(code), cells(SOLUTION), strict=True)) if a != b]
+        assert len(changed) == 1, mistake
+        if STARTS in checks_for(code):
+            started.add(mistake)
+            assert changed == [2], mistake
+        else:
+            assert STARTS not in expected, mistake
+    # A desk script written relative to the working directory runs config_servers_start, which passes.
+    assert started == {
+        "project_dir_without_a_default",
+        "desk_path_relative_to_the_working_directory",
+        "desk_path_absolute_on_one_machine",
+        "notes_started_with_npx",
+        "experimental_desk_module_misspelt",
+    }
+
+
+# --- what the messages say ------------------------------------------------------------------------
+
+
+def test_a_failure_message_says_what_was_expected_and_what_came_back() -> None:
+    code = mutate(SOLUTION, *EDITS["default_applied_to_empty_string"])
+    results = grade(code, {"expand_empty_is_set", "expand_matches_reference"})
+
+    assert results["expand_empty_is_set"].message == (
+        "The seed's example: expanding '${API_BASE_URL:-https://api.example.com}/mcp' in a value with env "
+        "{'API_BASE_URL': ''} must give '/mcp'; yours gives 'https://api.example.com/mcp'."
+    )
+    assert "env={'A': ''}" in results["expand_matches_reference"].message
+
+
+def test_a_property_check_gives_the_same_smallest_case_on_every_run() -> None:
+    code = mutate(SOLUTION, *EDITS["default_applied_to_empty_string"])
+    namespace, load_error = load_learner_code(LAB, code)
+    with connect(build_server(LAB, namespace, load_error=load_error), timeout=10) as host:
+        first = [run_check(checks[name], host) for name in sorted(PROPERTY_CHECKS)]
+        second = [run_check(checks[name], host) for name in sorted(PROPERTY_CHECKS)]
+    again = grade(code, PROPERTY_CHECKS)
+
+    for one, two in zip(first, second, strict=True):
+        assert not one.passed
+        assert one.message == two.message
+        assert one.message == again[one.name].message
+
+
+def test_a_resolver_that_raises_is_named_with_the_exception_and_its_line() -> None:
+    code = mutate(SOLUTION, *EDITS["sdk_entry_not_skipped"])
+    cell, line = line_of(code, REMOTE_SERVER_LINE)
+
+    results = grade(code, {"resolve_types_and_skips"})
+
+    assert results["resolve_types_and_skips"].message == f"resolve_servers raised KeyError: 'url' (line {line} of answer cell {cell})"
+
+
+def test_a_server_that_does_not_start_is_named() -> None:
+    code = mutate(SOLUTION, *EDITS["experimental_desk_module_misspelt"])
+
+    message = grade(code, {STARTS})[STARTS].message
+
+    assert message.startswith("Server 'desk-experiment' did not start and answer tools/list")
+    assert_sentence_in_words(message)
+
+
+# --- the blank template and code that does not run ----------------------------------------------
+
+
+def test_the_blank_template_has_no_solution_left() -> None:
+    assert "BEGIN SOLUTION" not in BLANK
+    assert BLANK.count("raise NotImplementedError()") == 4
+    assert len(cells(BLANK)) == 3
+    for name in ("PROJECT_MCP_JSON", "USER_SERVERS", "LOCAL_SERVERS", "dsk_live_", "CREDENTIAL_VARIABLES"):
+        assert name not in BLANK
+
+
+def test_the_blank_template_fails_every_check_saying_what_is_not_written_yet() -> None:
+    results = grade(BLANK)
+
+    assert failed(results) == ALL_CHECKS
+    for name, result in results.items():
+        assert not result.host_lost
+        assert_sentence_in_words(result.message)
+        if name in EXPAND_CHECKS:
+            assert "expand_value is not written yet (it raises NotImplementedError)" in result.message, result.message
+        elif name in RESOLVE_CHECKS:
+            assert "resolve_servers is not written yet (it raises NotImplementedError)" in result.message, result.message
+        else:
+            assert result.message.startswith("Your answer cells do not define PROJECT_MCP_JSON, USER_SERVERS, LOCAL_SERVERS"), result.message
+    assert results["expand_basic"].message == "expand_value is not written yet (it raises NotImplementedError)."
+    assert results["resolve_precedence"].message == "resolve_servers is not written yet (it raises NotImplementedError)."
+
+
+def test_a_property_check_on_an_unwritten_function_ends_in_one_full_stop() -> None:
+    results = grade(BLANK, PROPERTY_CHECKS)
+
+    for result in results.values():
+        assert "is not written yet" in result.message
+        assert not result.message.endswith(".."), result.message
+
+
+def test_a_syntax_error_in_the_expanders_cell_is_named_with_its_line() -> None:
+    code = mutate(SOLUTION, ("def expand_value(text, env, remote_field=False):", "def expand_value(text, env, remote_field=False)"))
+    cell, line = line_of(code, "def expand_value(")
+
+    results = grade(code, ALL_CHECKS - {STARTS})
+
+    # The resolver calls expand_value, so it cannot work either; the configuration is untouched.
+    assert failed(results) == EXPAND_CHECKS | RESOLVE_CHECKS
+    for name in EXPAND_CHECKS - PROPERTY_CHECKS:
+        assert results[name].message == (
+            "Your answer cells define no function named expand_value. Your answer cells failed to run: "
+            f"SyntaxError: expected ':' (line {line} of answer cell {cell})."
+        )
+    for name in RESOLVE_CHECKS - PROPERTY_CHECKS:
+        assert results[name].message.startswith("resolve_servers raised NameError: name 'expand_value' is not defined")
+    for result in results.values():
+        assert_sentence_in_words(result.message)
+
+
+def test_a_syntax_error_in_the_configuration_cell_is_named_with_its_line() -> None:
+    code = mutate(SOLUTION, ('"tracker": {', '"tracker" {'))
+    cell, line = line_of(code, '"tracker" {')
+
+    results = grade(code, CONFIG_CHECKS - {STARTS})
+
+    assert failed(results) == CONFIG_CHECKS - {STARTS}
+    for result in results.values():
+        assert "SyntaxError" in result.message, result.message
+        assert f"(line {line} of answer cell {cell})" in result.message, result.message
+
+
+def test_a_configuration_cell_that_does_not_compile_costs_only_the_configuration_checks() -> None:
+    code = mutate(SOLUTION, ('"tracker": {', '"tracker" {'))
+
+    results = grade(code)
+
+    assert failed(results) == CONFIG_CHECKS
+    for name in CONFIG_CHECKS:
+        assert results[name].message.startswith("Your answer cells do not define PROJECT_MCP_JSON, USER_SERVERS, LOCAL_SERVERS")
+        assert not results[name].host_lost
