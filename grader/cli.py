@@ -53,21 +53,23 @@ def parse_env(pairs: list[str]) -> dict[str, str]:
 
 
 def describe_server(name: str, server: dict, written: dict) -> list[str]:
-    """A server as `claude mcp get` shows it: references by name, never resolved values."""
+    """A server as `claude mcp get` shows it: references by name (defaults dropped), never resolved values."""
+    from grader.expansion import display
+
     status = f", {server['approval']}" if "approval" in server else ""
-    status += ", not configured" if server.get("status") == "not_configured" else ""
+    status += {"not_configured": ", not configured", "disabled": ", disabled for this project"}.get(server.get("status"), "")
     lines = [f"{name}  ({server['scope']} scope, {server['type']}{status})"]
     if "url" in server and server["scope"] == "managed":
         # For an organisation's managed server Claude Code shows only the URL's host (seed line 836).
         lines.append(f"  host: {urlsplit(written.get('url', '')).hostname or '(none)'}")
     elif "url" in server:
-        lines.append(f"  url: {written.get('url', '')}")
+        lines.append(f"  url: {display(written.get('url', ''))}")
         for key, value in (written.get("headers") or {}).items():
-            lines.append(f"  header {key}: {value}")
+            lines.append(f"  header {key}: {display(value)}")
     else:
-        lines.append(f"  command: {' '.join([written.get('command', ''), *map(str, written.get('args') or [])])}")
+        lines.append(f"  command: {display(' '.join([written.get('command', ''), *map(str, written.get('args') or [])]))}")
         for key, value in (written.get("env") or {}).items():
-            lines.append(f"  env {key}={value}")
+            lines.append(f"  env {key}={display(value)}")
     return lines
 
 

@@ -141,7 +141,7 @@ def test_only_the_given_environment_is_used(home: Path, project: Path, capsys, m
     data = json.loads(out)
     assert code == 0
     assert data["servers"]["github"]["headers"] == {"Authorization": "Bearer ${GITHUB_PERSONAL_ACCESS_TOKEN}"}
-    assert "GITHUB_PERSONAL_ACCESS_TOKEN is not set" in data["warnings"][0]["message"]
+    assert data["warnings"][0]["message"] == "Missing environment variables: GITHUB_PERSONAL_ACCESS_TOKEN."
     assert SECRET not in out
 
 
@@ -175,8 +175,86 @@ def test_readable_lists_skipped_entries_and_warnings(home: Path, project: Path, 
 
     assert code == 0
     assert "later  (project scope, http, pending, not configured)" in out
-    assert '\nskipped:\n  x (project): MCP server "x" has a "url" but no "type"' in out
-    assert "`x` (project scope) is skipped:" in out
+    assert (
+        '\nskipped:\n  x (project): Skipped — MCP server "x" has a "url" but no "type"; '
+        'add "type": "http" (or "sse" / "ws") to this entry\n'
+    ) in out
+    assert '`x` (project scope) is not loaded: MCP server "x" has a "url" but no "type";' in out
+
+
+def test_readable_shows_every_reference_by_name_with_its_default_dropped(home: Path, project: Path, capsys) -> None:
+    # Conformance record rule 17: `${A:-x}/mcp` is displayed `${A}/mcp`, in every field.
+    write_json(
+        project / ".mcp.json",
+        {
+            "mcpServers": {
+                "api": {
+                    "type": "http",
+                    "url": "${BASE:-https://fallback.example.com}/mcp",
+                    "headers": {"Authorization": "Bearer ${TOKEN:-anonymous}"},
+                },
+                "tool": {
+                    "command": "${PY:-/usr/bin/python3}",
+                    "args": ["${SCRIPT:-server.py}", "--db=${DB_URL}"],
+                    "env": {"PASSWORD": "${DB_PASSWORD:-hunter2}"},
+                },
+            }
+        },
+    )
+
+    code, out, _ = run(
+        capsys,
+        "--home", str(home), "--project", str(project), "--readable",
+        "--env", "BASE=https://resolved-base.example.com", "--env", f"TOKEN={SECRET}",
+        "--env", "PY=/opt/resolved/python", "--env", "DB_URL=postgres://reader:pg-password@db/orders",
+    )  # fmt: skip
+
+    assert code == 0
+    assert "  url: ${BASE}/mcp\n" in out
+    assert "  header Authorization: Bearer ${TOKEN}\n" in out
+    assert "  command: ${PY} ${SCRIPT} --db=${DB_URL}\n" in out
+    assert "  env PASSWORD=${DB_PASSWORD}\n" in out
+    for resolved in ("resolved-base", SECRET, "/opt/resolved", "pg-password", "fallback.example.com", "anonymous", "hunter2", ":-"):
+        assert resolved not in out
+
+
+def test_readable_shows_a_scope_conflict_with_references_by_name(home: Path, project: Path, capsys) -> None:
+    write_json(
+        home / ".claude.json",
+        {
+            "mcpServers": {"api": {"type": "http", "url": "${H:-http://localhost:1}/mcp"}},
+            "projects": {str(project.resolve()): {"mcpServers": {"api": {"type": "http", "url": "http://localhost:1/mcp"}}}},
+        },
+    )
+
+    code, out, _ = run(capsys, "--home", str(home), "--project", str(project), "--readable", "--env", "H=http://other.example:1")
+
+    assert code == 0
+    assert (
+        '  api (local, name_conflict): Server "api" is defined in multiple scopes with different endpoints: '
+        "user (${H}/mcp), local (http://localhost:1/mcp). OAuth tokens are stored per endpoint"
+    ) in out
+    assert "other.example" not in out
+
+
+def test_readable_marks_a_server_disabled_for_this_project(home: Path, project: Path, capsys) -> None:
+    write_json(project / ".mcp.json", {"mcpServers": {"a": {"command": "run"}}})
+    write_json(home / ".claude" / "settings.json", {"enableAllProjectMcpServers": True})
+    write_json(home / ".claude.json", {"projects": {str(project.resolve()): {"disabledMcpServers": ["a"]}}})
+
+    code, out, _ = run(capsys, "--home", str(home), "--project", str(project), "--readable")
+
+    assert code == 0
+    assert "a  (project scope, stdio, approved, disabled for this project)" in out
+
+
+def test_a_servers_key_instead_of_mcp_servers_exits_2_naming_both_keys(home: Path, project: Path, capsys) -> None:
+    path = write_json(project / ".mcp.json", {"servers": {"github": GITHUB}})
+
+    code, out, err = run(capsys, "--home", str(home), "--project", str(project))
+
+    assert code == 2 and out == ""
+    assert_one_line_error(err, str(path), 'Missing "mcpServers" — found "servers" instead')
 
 
 def test_readable_shows_only_the_host_of_a_managed_server(home: Path, project: Path, tmp_path: Path, capsys) -> None:

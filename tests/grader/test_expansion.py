@@ -5,11 +5,15 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pytest
+
 from grader.expansion import (
     CREDENTIAL_VARIABLES,
     EXPANDED_FIELDS,
+    REFERENCE,
     PLUGIN_FIELDS,
     Expanded,
+    display,
     expand_entry,
     expand_text,
     plugin_variables,
@@ -62,6 +66,61 @@ def test_a_dollar_name_without_braces_is_left_alone() -> None:
     found = Expanded({})
 
     assert expand_text("$TOKEN and $HOME", {"TOKEN": "abc", "HOME": "/root"}, found=found) == "$TOKEN and $HOME"
+    assert found.missing == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["${VAR-d}", "${VAR:=d}", "${VAR:+x}", "$VAR", "${1}", "${9X}", "${A.B}", "${ VAR }", "${SET-VAR}", "${}", "${", "${VAR", "$"],
+)
+@pytest.mark.parametrize("env", [{}, {"VAR": "value", "A": "a", "SET": "s"}], ids=["unset", "set"])
+def test_other_shell_syntax_stays_literal_without_a_missing_warning(text: str, env: dict) -> None:
+    # Conformance record rule 15: only ${NAME} and ${NAME:-default} are recognised.
+    found = Expanded({})
+
+    assert expand_text(text, env, found=found) == text
+    assert found.missing == []
+
+
+def test_a_lower_case_name_is_a_valid_reference() -> None:
+    found = Expanded({})
+
+    assert expand_text("${lower_case}", {}, found=found) == "${lower_case}"
+    assert found.missing == ["lower_case"]
+    assert expand_text("${lower_case}", {"lower_case": "v"}) == "v"
+
+
+@pytest.mark.parametrize(
+    "written,expanded",
+    [
+        ("${UNSET:-${OTHER}}", "${OTHER}"),
+        ("${UNSET:-$OTHER}", "$OTHER"),
+        ("${UNSET:-a}b}", "ab}"),
+        ("${UNSET:-a}}", "a}"),
+        ("${UNSET:-{x}}", "{x}"),
+        ("${UNSET:-{}", "{"),
+        ("${UNSET:-def:-x}", "def:-x"),
+        ("${UNSET:-a b}", "a b"),
+    ],
+)
+def test_a_default_is_literal_text_up_to_the_first_closing_brace(written: str, expanded: str) -> None:
+    found = Expanded({})
+
+    assert expand_text(written, {"OTHER": "oth"}, found=found) == expanded
+    assert found.missing == []  # ${OTHER inside a default is text, not a reference
+
+
+def test_there_is_no_escape_syntax() -> None:
+    env = {"SETVAR": "hello"}
+
+    assert expand_text("$${SETVAR}", env) == "$hello"
+    assert expand_text("\\${SETVAR}", env) == "\\hello"
+
+
+def test_expansion_is_one_pass_so_a_value_holding_a_reference_is_not_expanded_again() -> None:
+    found = Expanded({})
+
+    assert expand_text("${A}", {"A": "${B}", "B": "b"}, found=found) == "${B}"
     assert found.missing == []
 
 
@@ -146,7 +205,36 @@ def test_a_provider_base_url_carrying_a_password_never_reaches_the_remote_server
         remote=True,
     )
 
-    assert "hunter2" not in result.entry["url"]
+    assert result.entry["url"] == "/mcp"
+    assert result.blanked == ["ANTHROPIC_BASE_URL"]
+
+
+@pytest.mark.parametrize(
+    "name", ["ANTHROPIC_BASE_URL", "ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL", "ANTHROPIC_FOUNDRY_BASE_URL"]
+)
+@pytest.mark.parametrize(
+    "value,reaches",
+    [
+        ("http://127.0.0.1:9", True),
+        ("https://gateway.example.com/v1", True),
+        ("http://user:pass@127.0.0.1:9", False),
+        ("https://token@gateway.example.com", False),
+    ],
+    ids=["plain", "path", "user-and-password", "user-only"],
+)
+def test_a_provider_base_url_reaches_a_remote_server_unless_it_carries_userinfo(name: str, value: str, reaches: bool) -> None:
+    result = expand_entry({"type": "http", "url": f"${{{name}}}/mcp"}, {name: value}, remote=True)
+
+    assert result.entry["url"] == (f"{value}/mcp" if reaches else "/mcp")
+    assert result.blanked == ([] if reaches else [name])
+
+
+def test_a_provider_base_url_with_userinfo_still_expands_for_a_stdio_server() -> None:
+    value = "http://user:pass@127.0.0.1:9"
+
+    result = expand_entry({"command": "run", "args": ["${ANTHROPIC_BASE_URL}"]}, {"ANTHROPIC_BASE_URL": value}, remote=False)
+
+    assert result.entry["args"] == [value]
 
 
 def test_a_non_credential_name_expands_in_remote_headers() -> None:
@@ -216,6 +304,109 @@ def test_a_stdio_server_keeps_credential_values_in_its_environment() -> None:
     assert result.blanked == []
 
 
+def remote_header(name: str, env: dict) -> Expanded:
+    """A remote entry that sends ``${name}`` (and its ``:-default`` form) in a url and two headers."""
+    entry = {
+        "type": "http",
+        "url": f"https://h.example.com/mcp?k=${{{name}}}",
+        "headers": {"X-Value": f"v=${{{name}}}", "X-Default": f"d=${{{name}:-dflt}}"},
+    }
+    return expand_entry(entry, env, remote=True)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "anthropic_api_key",
+        "Anthropic_Auth_Token",
+        "https_proxy",
+        "INPUT_ANTHROPIC_API_KEY",
+        "INPUT_NPM_TOKEN",
+        "GIT_CONFIG_KEY_0",
+        "GIT_CONFIG_VALUE_12",
+        "GIT_CONFIG_PARAMETERS",
+        "CARGO_REGISTRIES_FOO_TOKEN",
+        "BUNDLE_GEMS__EXAMPLE__COM",
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "CLAUDE_CODE_MEMORY_API_BASE_URL",
+        "MCP_CLIENT_SECRET",
+        "PIP_INDEX_URL",
+        "GOPROXY",
+        "VAULT_TOKEN",
+        "SLACK_WEBHOOK_URL",
+        "NODE_AUTH_TOKEN",
+        "ANTHROPIC_CUSTOM_HEADERS",
+        "AWS_SECRET_ACCESS_KEY",
+    ],
+)
+@pytest.mark.parametrize("is_set", [True, False], ids=["set", "unset"])
+def test_credential_names_any_case_input_prefixed_or_by_pattern_read_as_empty_toward_a_remote_server(
+    name: str, is_set: bool
+) -> None:
+    # Conformance record section 5, "BLANK" list, and rule 18 (case-insensitive, set or not).
+    result = remote_header(name, {name: f"val-{name}"} if is_set else {})
+
+    assert result.entry["url"] == "https://h.example.com/mcp?k="
+    assert result.entry["headers"] == {"X-Value": "v=", "X-Default": "d="}
+    assert result.missing == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "OPENAI_API_KEY", "API_KEY", "MY_SECRET_TOKEN",
+     "DB_PASSWORD", "AWS_ACCESS_KEY_ID", "INPUT_HF_TOKEN", "INPUT_API_KEY"],
+)  # fmt: skip
+def test_names_outside_the_credential_set_expand_toward_a_remote_server(name: str) -> None:
+    # Conformance record section 5, "EXPANDED" list; seed line 823 (API_KEY).
+    result = remote_header(name, {name: "v1"})
+
+    assert result.entry["url"] == "https://h.example.com/mcp?k=v1"
+    assert result.entry["headers"] == {"X-Value": "v=v1", "X-Default": "d=v1"}
+    assert result.blanked == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["CLAUDE_CODE_OAUTH_TOKEN", "claude_code_oauth_token", "MCP_CLIENT_SECRET", "OTEL_EXPORTER_OTLP_HEADERS",
+     "OTEL_ANYTHING", "CLAUDE_CODE_MEMORY_API_BASE_URL", "CLAUDE_CODE_OAUTH_REFRESH_TOKEN", "INPUT_CLAUDE_CODE_OAUTH_TOKEN"],
+)  # fmt: skip
+def test_claude_codes_own_session_secrets_read_as_empty_in_stdio_command_args_and_env_when_set(name: str) -> None:
+    # Conformance record rule 19: only this small set is blanked outside remote url/headers.
+    entry = {"command": f"/bin/${{{name}}}run", "args": [f"--t=${{{name}:-dflt}}"], "env": {"T": f"${{{name}}}"}}
+
+    result = expand_entry(entry, {name: "session-secret"}, remote=False)
+
+    assert result.entry == {"command": "/bin/run", "args": ["--t="], "env": {"T": ""}}
+    assert result.missing == []
+    assert result.blanked == [name]
+
+
+@pytest.mark.parametrize("name", ["CLAUDE_CODE_OAUTH_TOKEN", "MCP_CLIENT_SECRET", "OTEL_EXPORTER_OTLP_HEADERS"])
+def test_an_unset_session_secret_behaves_like_any_unset_name_in_stdio(name: str) -> None:
+    entry = {"command": "run", "args": [f"${{{name}:-dflt}}", f"${{{name}}}"]}
+
+    result = expand_entry(entry, {}, remote=False)
+
+    assert result.entry["args"] == ["dflt", f"${{{name}}}"]
+    assert result.missing == [name]
+    assert result.blanked == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", "AWS_SECRET_ACCESS_KEY", "NPM_TOKEN",
+     "HTTPS_PROXY", "https_proxy", "PIP_INDEX_URL", "GIT_CONFIG_KEY_0", "CARGO_REGISTRIES_FOO_TOKEN"],
+)  # fmt: skip
+def test_other_credentials_expand_normally_in_a_stdio_server(name: str) -> None:
+    entry = {"command": "run", "args": [f"${{{name}}}", f"${{{name}:-dflt}}"], "env": {"V": f"${{{name}}}"}}
+
+    result = expand_entry(entry, {name: f"val-{name}"}, remote=False)
+
+    assert result.entry["args"] == [f"val-{name}", f"val-{name}"]
+    assert result.entry["env"] == {"V": f"val-{name}"}
+    assert result.blanked == []
+
+
 def test_a_remote_server_blanks_credentials_only_in_url_and_headers() -> None:
     # A remote entry's command/env (if any) are not sent to the server, so they are not blanked.
     result = expand_entry(
@@ -265,6 +456,41 @@ def test_plugin_variables_map_the_three_placeholders() -> None:
         "CLAUDE_PLUGIN_DATA": "/data",
         "CLAUDE_PROJECT_DIR": "/proj",
     }
+
+
+# --- display -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "written,shown",
+    [
+        ("${SETVAR}", "${SETVAR}"),
+        ("${SETVAR:-def}", "${SETVAR}"),
+        ("${A:-https://x.example.com}/mcp", "${A}/mcp"),
+        ("${UNSET:-}", "${UNSET}"),
+        ("${UNSET:-${OTHER}}", "${UNSET}}"),
+        ("${UNSET:-a}b}", "${UNSET}b}"),
+        ("${UNSET:-def:-x}", "${UNSET}"),
+        ("Bearer ${TOKEN:-anon} ${TOKEN}", "Bearer ${TOKEN} ${TOKEN}"),
+        ("$${SETVAR}", "$${SETVAR}"),
+        ("$SETVAR", "$SETVAR"),
+        ("${UNSET-def}", "${UNSET-def}"),
+        ("${1}", "${1}"),
+        ("no references", "no references"),
+    ],
+)
+def test_display_shows_every_reference_by_name_with_its_default_dropped(written: str, shown: str) -> None:
+    # Conformance record section 4, column "shown by list/get".
+    assert display(written) == shown
+
+
+@given(REFERENCE_TEXT)
+def test_display_keeps_every_name_in_order_and_leaves_no_default(text: str) -> None:
+    shown = display(text)
+
+    assert references(shown) == references(text)
+    assert all(match.group(2) is None for match in REFERENCE.finditer(shown))
+    assert display(shown) == shown
 
 
 # --- references --------------------------------------------------------------------------
