@@ -81,6 +81,27 @@ class Session(AbstractContextManager["Session"]):
         """The server's ``tools/list``, each tool in wire format."""
         return [wire(tool) for tool in self._run(self.client.list_tools).tools]
 
+    def resources(self) -> list[dict[str, Any]]:
+        """The server's ``resources/list``, in wire format."""
+        return [wire(r) for r in self._run(self.client.list_resources).resources]
+
+    def templates(self) -> list[dict[str, Any]]:
+        """The server's ``resources/templates/list``, in wire format."""
+        return [wire(t) for t in self._run(self.client.list_resource_templates).resource_templates]
+
+    def read(self, uri: str) -> str:
+        """The text of one resource (the first content block)."""
+        result = self._run(self.client.read_resource, uri)
+        return result.contents[0].text
+
+    def prompts(self) -> list[dict[str, Any]]:
+        """The server's ``prompts/list``, in wire format."""
+        return [wire(p) for p in self._run(self.client.list_prompts).prompts]
+
+    def prompt(self, name: str, arguments: Mapping[str, str] | None = None, /, **kwargs: str) -> dict[str, Any]:
+        """``prompts/get``: the rendered messages, in wire format."""
+        return wire(self._run(self.client.get_prompt, name, {**(arguments or {}), **kwargs}))
+
     def close(self) -> None:
         self._stack.close()
 

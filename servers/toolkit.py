@@ -11,6 +11,7 @@ are kept for what the spec reserves them for, an unknown tool
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,9 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 log = logging.getLogger("servers")
+
+# The MCP specification's error code for a resource that does not exist.
+RESOURCE_NOT_FOUND = -32002
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,59 @@ class ToolSpec:
         )
 
 
+@dataclass(frozen=True)
+class ResourceSpec:
+    """A resource at a fixed URI; ``read`` returns its text (JSON for the course's catalogs)."""
+
+    uri: str
+    name: str
+    description: str
+    read: Callable[[], str]
+    mime_type: str = "application/json"
+
+    def to_resource(self) -> types.Resource:
+        return types.Resource(uri=self.uri, name=self.name, description=self.description, mime_type=self.mime_type)
+
+
+@dataclass(frozen=True)
+class TemplateSpec:
+    """A family of resources addressed by a URI template such as ``tracker://issues/{key}``."""
+
+    uri_template: str
+    name: str
+    description: str
+    read: Callable[[dict[str, str]], str | None]  # None: no such resource
+    mime_type: str = "application/json"
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        parts = re.split(r"\{(\w+)\}", self.uri_template)
+        regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>[^/]+)" for i, p in enumerate(parts))
+        return re.compile(f"^{regex}$")
+
+    def to_template(self) -> types.ResourceTemplate:
+        return types.ResourceTemplate(
+            uri_template=self.uri_template, name=self.name, description=self.description, mime_type=self.mime_type
+        )
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    """A user-invoked prompt template; ``render`` turns the arguments into the user message."""
+
+    name: str
+    description: str
+    arguments: tuple[tuple[str, str, bool], ...]  # (name, description, required)
+    render: Callable[[dict[str, str]], str]
+
+    def to_prompt(self) -> types.Prompt:
+        return types.Prompt(
+            name=self.name,
+            description=self.description,
+            arguments=[types.PromptArgument(name=n, description=d, required=r) for n, d, r in self.arguments],
+        )
+
+
 def validation_result(tool: str, exc: ValidationError) -> dict[str, Any]:
     """Turn pydantic's complaint about the arguments into a ``validation`` error result."""
     first = exc.errors()[0]
@@ -66,10 +123,19 @@ def to_call_tool_result(result: dict[str, Any]) -> types.CallToolResult:
 
 
 def build_server(
-    name: str, specs: Sequence[ToolSpec], *, version: str = "1.0", instructions: str | None = None
+    name: str,
+    specs: Sequence[ToolSpec],
+    *,
+    version: str = "1.0",
+    instructions: str | None = None,
+    resources: Sequence[ResourceSpec] = (),
+    templates: Sequence[TemplateSpec] = (),
+    prompts: Sequence[PromptSpec] = (),
 ) -> Server:
-    """A low-level MCP server publishing ``specs`` as tools."""
+    """A low-level MCP server publishing ``specs`` as tools, and resources, templates and prompts."""
     by_name = {spec.name: spec for spec in specs}
+    by_uri = {spec.uri: spec for spec in resources}
+    prompt_by_name = {spec.name: spec for spec in prompts}
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[spec.to_tool() for spec in specs])
@@ -88,13 +154,50 @@ def build_server(
         result = await anyio.to_thread.run_sync(spec.handler, arguments, abandon_on_cancel=True)
         return to_call_tool_result(result)
 
-    return Server(
-        name,
-        version=version,
-        instructions=instructions,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
+    async def list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[spec.to_resource() for spec in resources])
+
+    async def list_templates(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[spec.to_template() for spec in templates])
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        if uri in by_uri:
+            spec = by_uri[uri]
+            text = await anyio.to_thread.run_sync(spec.read, abandon_on_cancel=True)
+            return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=spec.mime_type, text=text)])
+        for template in templates:
+            match = template.pattern.match(uri)
+            if match:
+                text = await anyio.to_thread.run_sync(template.read, match.groupdict(), abandon_on_cancel=True)
+                if text is not None:
+                    contents = types.TextResourceContents(uri=uri, mime_type=template.mime_type, text=text)
+                    return types.ReadResourceResult(contents=[contents])
+        raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}")
+
+    async def list_prompts(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[spec.to_prompt() for spec in prompts])
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        spec = prompt_by_name.get(params.name)
+        if spec is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {params.name}")
+        arguments = dict(params.arguments or {})
+        missing = [n for n, _, required in spec.arguments if required and not arguments.get(n)]
+        if missing:
+            raise MCPError(types.INVALID_PARAMS, f"Prompt {spec.name} needs: {', '.join(missing)}")
+        text = spec.render(arguments)
+        return types.GetPromptResult(
+            description=spec.description,
+            messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))],
+        )
+
+    handlers: dict[str, Any] = {"on_list_tools": list_tools, "on_call_tool": call_tool}
+    if resources or templates:
+        handlers.update(on_list_resources=list_resources, on_list_resource_templates=list_templates, on_read_resource=read_resource)
+    if prompts:
+        handlers.update(on_list_prompts=list_prompts, on_get_prompt=get_prompt)
+    return Server(name, version=version, instructions=instructions, **handlers)
 
 
 def run_stdio(server: Server) -> None:

@@ -1,0 +1,89 @@
+"""MCP wiring for the tracker: which capability is a tool, which a resource, which a prompt.
+
+- Resources (application-controlled, read-only, addressed by URI): the current sprint's
+  catalog, one issue by URI template, the schema.
+- Tools (model-controlled): search and page through issues, get one, and the two that
+  change state (create an issue; set a status, idempotent), with truthful annotations.
+- Prompt (user-invoked): summarise an incident, ``/mcp__tracker__summarize_incident PROJ-7``.
+
+``TRACKER_ISSUES`` (0 to 1000, default 25) sets the sprint's size; 0 is an empty sprint.
+"""
+
+from __future__ import annotations
+
+import os
+
+import mcp_types as types
+from pydantic import BaseModel, Field
+
+from servers.toolkit import PromptSpec, ResourceSpec, TemplateSpec, ToolSpec, build_server as build_mcp_server, run_stdio
+from servers.tracker.tracker import CATALOG_URI, ISSUE_TEMPLATE, MAX_ISSUES, SCHEMA_URI, Tracker, to_json
+
+
+class ListIssues(BaseModel):
+    page: int = Field(1, description="Which page of keys, from 1.")
+
+
+class SearchIssues(BaseModel):
+    query: str = Field(description="A word or phrase from the issue title.")
+    page: int = Field(1, description="Which page of matches, from 1.")
+
+
+class GetIssue(BaseModel):
+    key: str = Field(description="The issue key, e.g. PROJ-7.")
+
+
+class CreateIssue(BaseModel):
+    title: str = Field(description="One-line title.")
+    component: str = Field(description="api, web, billing, auth or search.")
+    priority: str = Field("medium", description="low, medium, high or urgent.")
+
+
+class SetStatus(BaseModel):
+    key: str = Field(description="The issue key, e.g. PROJ-7.")
+    status: str = Field(description="todo, in_progress, in_review or done.")
+
+
+READS = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+CREATES = types.ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+UPDATES = types.ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+def tracker_from_env() -> Tracker:
+    raw = os.environ.get("TRACKER_ISSUES", "25")
+    try:
+        return Tracker.with_issues(int(raw))
+    except ValueError:
+        raise SystemExit(f"TRACKER_ISSUES={raw!r}: give a whole number of issues from 0 to {MAX_ISSUES}.") from None
+
+
+def build_server(tracker: Tracker | None = None):
+    tracker = tracker or tracker_from_env()
+    tools = [
+        ToolSpec("list_issues", "List one page (20) of the current sprint's issue keys, without details. Call get_issue for each key you need; for a whole-sprint overview read the resource tracker://sprints/current/issues instead.", ListIssues, lambda a: tracker.list_issues(a.page), READS),
+        ToolSpec("search_issues", "Find issues whose title contains a word: returns snippets (key, title, status), 20 per page, with nextPage when there are more. An empty list means no title matches.", SearchIssues, lambda a: tracker.search_issues(a.query, a.page), READS),
+        ToolSpec("get_issue", "Get one issue in full (status, priority, assignee, component, description) by key. An unknown key is a not_found result.", GetIssue, lambda a: tracker.get_issue(a.key), READS),
+        ToolSpec("create_issue", "Create a new issue in the current sprint. Call it only when the user asks for a new issue; each call creates one more.", CreateIssue, lambda a: tracker.create_issue(a.title, a.component, a.priority), CREATES),
+        ToolSpec("set_status", "Set an issue's status (todo, in_progress, in_review, done). Safe to repeat: setting the same status twice changes nothing.", SetStatus, lambda a: tracker.set_status(a.key, a.status), UPDATES),
+    ]
+    resources = [
+        ResourceSpec(CATALOG_URI, "current-sprint", "Every issue of the current sprint: key, title, status, assignee.", lambda: to_json(tracker.catalog())),
+        ResourceSpec(SCHEMA_URI, "schema", "The tracker's fields and their allowed values.", lambda: to_json(tracker.schema())),
+    ]
+    templates = [
+        TemplateSpec(ISSUE_TEMPLATE, "issue", "One issue in full, by key.", lambda v: to_json(i) if (i := tracker.issue(v["key"])) else None),
+    ]
+    prompts = [
+        PromptSpec(
+            "summarize_incident",
+            "Summarise an incident issue for the team channel.",
+            (("issue_key", "The incident's issue key, e.g. PROJ-7.", True),),
+            lambda args: tracker.incident_prompt(args["issue_key"]),
+        )
+    ]
+    return build_mcp_server("tracker", tools, resources=resources, templates=templates, prompts=prompts,
+                            instructions="A ticket tracker. The current sprint's catalog is the resource tracker://sprints/current/issues.")
+
+
+def main() -> None:
+    run_stdio(build_server())
