@@ -17,10 +17,18 @@ from grader.labs import lab_checks
 CALL_TIMEOUT_SECONDS = 10.0
 
 
-def _start_host(lab: str, code_file: Path, timeout: float):
+def _start_host(lab: str, code_file: Path, timeout: float, state_dir: Path):
     from servers.client import connect
 
-    return connect("servers.learner_host", args=("--lab", lab, "--code", str(code_file)), timeout=timeout)
+    session = connect(
+        "servers.learner_host",
+        args=("--lab", lab, "--code", str(code_file)),
+        env={"LAB_STATE_DIR": str(state_dir)},
+        timeout=timeout,
+    )
+    # Checks that verify state from outside the protocol read and steer it through this folder.
+    session.state_dir = state_dir
+    return session
 
 
 def grade_code(
@@ -33,12 +41,14 @@ def grade_code(
     with tempfile.TemporaryDirectory(prefix="learner-") as scratch:
         code_file = Path(scratch) / "answers.py"
         code_file.write_text(code, encoding="utf-8")
+        state_dir = Path(scratch) / "state"
+        state_dir.mkdir()
         host = None
         try:
             for check in selected:
                 if host is None:
                     try:
-                        host = _start_host(lab, code_file, timeout)
+                        host = _start_host(lab, code_file, timeout, state_dir)
                     except Exception as exc:  # the host could not start: every remaining check fails
                         results.append(CheckResult(check.name, check.points, False, f"The lab server did not start ({exc})."))
                         continue

@@ -9,11 +9,29 @@ runs the same check against the submission's answer cells in a separate process.
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from grader.checking import CheckResult, run_check
 from grader.labs import lab_checks
+
+
+@contextmanager
+def _environ(name: str, value: str):
+    """Set one environment variable of this process for the duration of a check."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
 
 
 class Lab:
@@ -25,8 +43,10 @@ class Lab:
         from servers.client import connect
         from servers.learner_host import build_server
 
-        with connect(build_server(self.name, namespace), timeout=10) as host:
-            return run_check(self.checks[check], host)
+        with tempfile.TemporaryDirectory(prefix="lab-state-") as state, _environ("LAB_STATE_DIR", state):
+            with connect(build_server(self.name, namespace), timeout=10) as host:
+                host.state_dir = Path(state)
+                return run_check(self.checks[check], host)
 
     def host(self, namespace: dict[str, Any] | None = None):
         """A session with your functions behind the lab's MCP server, in this kernel (use with ``with``)."""

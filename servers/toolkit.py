@@ -201,9 +201,10 @@ def build_server(
 
 
 def run_stdio(server: Server) -> None:
-    """Serve ``server`` on stdin/stdout until the client closes the connection."""
+    """Serve ``server`` (low-level, or an MCPServer) on stdin/stdout until the client closes the connection."""
     from mcp.server.stdio import stdio_server
 
+    server = getattr(server, "_lowlevel_server", server)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
 
     async def main() -> None:

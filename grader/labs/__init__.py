@@ -9,6 +9,7 @@ from grader.checking import CheckRegistry
 LAB_MODULES = {
     "lab1_error_results": "grader.labs.lab1_error_results",
     "lab2_scopes_expansion": "grader.labs.lab2_scopes_expansion",
+    "lab3_tools_resources": "grader.labs.lab3_tools_resources",
 }
 
 

@@ -36,14 +36,23 @@ def _kits() -> dict[str, Callable[[], dict[str, Any]]]:
 
         return {name: getattr(kit_lab2, name) for name in kit_lab2.__all__}
 
-    return {"lab1_error_results": lab1, "lab2_scopes_expansion": lab2}
+    def lab3() -> dict[str, Any]:
+        from servers.learner_host import kit_lab3
+
+        return {name: getattr(kit_lab3, name) for name in kit_lab3.__all__}
+
+    return {"lab1_error_results": lab1, "lab2_scopes_expansion": lab2, "lab3_tools_resources": lab3}
 
 
 def _hosts() -> dict[str, Callable[[dict[str, Any]], list[ToolSpec]]]:
     from servers.learner_host.lab1 import lab1_specs
     from servers.learner_host.lab2 import lab2_specs
 
-    return {"lab1_error_results": lab1_specs, "lab2_scopes_expansion": lab2_specs}
+    return {"lab1_error_results": lab1_specs, "lab2_scopes_expansion": lab2_specs, "lab3_tools_resources": None}
+
+
+# Labs whose learners write the server itself: the host serves their `server` object.
+SERVER_LABS = {"lab3_tools_resources"}
 
 
 def known_labs() -> list[str]:
@@ -89,7 +98,8 @@ def load_learner_code(lab: str, code: str) -> tuple[dict[str, Any], str | None]:
         try:
             exec(compile(cell, filename, "exec"), namespace)
         except NotImplementedError:
-            errors.append(f"{filename.strip('<>')} is not written yet (it raises NotImplementedError)")
+            which = "your answer cells are" if filename == "<answer cells>" else f"{filename.strip('<>')} is"
+            errors.append(f"{which} not written yet (it raises NotImplementedError)")
         except BaseException as exc:  # a learner's SystemExit or KeyboardInterrupt must not stop the host
             errors.append(describe_exception(exc, filename))
     load_error = "; ".join(errors) or None
@@ -145,11 +155,39 @@ def build_server(lab: str, namespace: dict[str, Any], *, load_error: str | None 
     """The learner host for ``lab`` around ``namespace``.
 
     ``load_error`` (what failed while the answer cells ran) is added to the message of any
-    call that needs a name those cells did not define.
+    call that needs a name those cells did not define. In a lab where the learner writes the
+    server, that server itself is served.
     """
     hosts = _hosts()
     if lab not in hosts:
         raise SystemExit(f"No lab named {lab!r}; known labs: {', '.join(sorted(hosts))}.")
     if load_error is not None:
         namespace.setdefault(LOAD_ERRORS, load_error)
+    if lab in SERVER_LABS:
+        return learner_server(namespace)
     return build_mcp_server(f"learner-host-{lab}", hosts[lab](namespace))
+
+
+def learner_server(namespace: dict[str, Any]) -> Server:
+    """The learner's own MCPServer, or a server whose every request says why there is none."""
+    from mcp.server.mcpserver import MCPServer
+
+    server = namespace.get("server")
+    if isinstance(server, MCPServer):
+        return server._lowlevel_server  # the low-level server behind it, as the SDK's own Client uses
+    load_error = namespace.get(LOAD_ERRORS)
+    why = f" Your answer cells failed to run: {load_error}." if load_error else ""
+    found = "" if server is None else f" (`server` is a {type(server).__name__})"
+    message = f"Your answer cells define no `server = MCPServer(...)`{found}.{why}"
+
+    async def refuse(ctx: Any, params: Any) -> Any:
+        raise LearnerCodeError(message)
+
+    return Server(
+        "no-server",
+        on_list_tools=refuse,
+        on_call_tool=refuse,
+        on_list_resources=refuse,
+        on_list_resource_templates=refuse,
+        on_read_resource=refuse,
+    )

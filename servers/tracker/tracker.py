@@ -125,10 +125,16 @@ class Tracker:
         """Snippets (key, title, status) of issues whose title contains ``query``, a page at a time."""
         if not query.strip():
             return validation_error("The query is empty; give a word from the title.", field="query", reason="must not be empty")
+        if page < 1:
+            return validation_error(f"page must be 1 or more, got {page}.", field="page", reason="must be >= 1")
         found = [i.summary() for i in self.issues if query.lower() in i.title.lower()]
         if not found:
             return empty_result(f"No issue title contains {query!r}. This is a valid answer, not a failure.", key="issues", total=0)
         pages = -(-len(found) // PAGE_SIZE)
+        if page > pages:
+            return empty_result(
+                f"Page {page} is past the last page ({pages}) of matches for {query!r}.", key="issues", total=len(found)
+            )
         chunk = found[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
         more = f" Call again with page={page + 1} for more." if page < pages else ""
         return success_result(

@@ -85,6 +85,31 @@ MISTAKES["lab2_scopes_expansion"] = {
 }
 
 
+MISTAKES["lab3_tools_resources"] = {
+    "catalog_as_a_tool": [
+        (
+            """@server.resource(CATALOG_URI, name="catalog", description="Every runbook: id, title, service, severity.", mime_type="application/json")""",
+            """@server.tool(annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True))""",
+        ),
+    ],
+    "side_effect_in_resource_read": [
+        ("""def catalog() -> str:\n""", """def catalog() -> str:\n    STORE.add_note("ALERT-1", "catalog viewed")\n"""),
+    ],
+    "missing_template": [
+        (
+            """@server.resource(RUNBOOK_TEMPLATE, name="runbook", description="One runbook with its steps.", mime_type="application/json")\n""",
+            "",
+        ),
+    ],
+    "error_on_empty_catalog": [
+        (
+            """def catalog() -> str:\n""",
+            """def catalog() -> str:\n    if not STORE.runbooks:\n        raise ResourceError("There are no runbooks yet.")\n""",
+        ),
+    ],
+}
+
+
 def solution_sources(source: Path) -> dict[str, str]:
     nb = nbformat.read(str(source), as_version=4)
     return {

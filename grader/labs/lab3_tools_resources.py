@@ -1,0 +1,146 @@
+"""Lab 3's hidden checks: the learner's own server, with each capability published as the right primitive.
+
+Source: shared/seeds/000_99b6002e9d2fa51e.txt ("MCP-инструменты vs MCP-ресурсы": tools are
+model-controlled and may have side effects; resources are application-controlled,
+read-only, addressed by URI; a catalog as a resource spares the agent an N+1 sequence of
+tool calls). The learner's server runs in the learner host; the checks talk to it over MCP
+and verify state from outside the protocol through the kit store's journal.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from mcp.shared.exceptions import MCPError
+
+from grader.checking import CheckFailed, CheckRegistry, describe, expect
+from servers.learner_host.kit_lab3 import CATALOG_URI, DEFAULT_SIZE, RUNBOOK_TEMPLATE, make_runbook
+
+LAB = "lab3_tools_resources"
+checks = CheckRegistry(LAB)
+
+# The scenario's actions and the hints each must carry (seed 002, section 2.3: readOnlyHint,
+# destructiveHint, idempotentHint).
+ACTIONS = {
+    "acknowledge_alert": {"readOnlyHint": False, "idempotentHint": True, "destructiveHint": False},
+    "add_note": {"readOnlyHint": False, "idempotentHint": False, "destructiveHint": False},
+}
+SUMMARY_FIELDS = ("id", "title", "service", "severity")
+
+
+def journal(host) -> list[dict[str, Any]]:
+    path = Path(host.state_dir) / "journal.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@contextmanager
+def catalog_size(host, size: int):
+    control = Path(host.state_dir) / "control.json"
+    control.write_text(json.dumps({"size": size}))
+    try:
+        yield
+    finally:
+        control.unlink(missing_ok=True)
+
+
+def read(host, uri: str, what: str) -> str:
+    try:
+        return host.read(uri)
+    except MCPError as exc:
+        raise CheckFailed(f"Reading {what} ({uri}) failed: {exc.message}") from None
+
+
+def read_json(host, uri: str, what: str) -> Any:
+    text = read(host, uri, what)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise CheckFailed(f"{what} ({uri}) must be JSON; it starts {text[:60]!r}.") from None
+
+
+def catalog_entries(host) -> list[dict[str, Any]]:
+    catalog = read_json(host, CATALOG_URI, "the catalog")
+    entries = catalog.get("runbooks") if isinstance(catalog, dict) else None
+    expect(isinstance(entries, list), 'The catalog must be a JSON object with a "runbooks" list.')
+    return entries
+
+
+@checks.check("tools_are_the_actions", points=2, title="exactly the actions that change state are tools", mistake="publishes read-only data as tools")
+def tools_are_the_actions(host) -> None:
+    names = {tool["name"] for tool in host.tools()}
+    missing = sorted(set(ACTIONS) - names)
+    extra = sorted(names - set(ACTIONS))
+    expect(not missing, f"{', '.join(missing)} must be published as tools: they change state, so the model decides when to call them.")
+    expect(
+        not extra,
+        f"{', '.join(extra)} should not be {'a tool' if len(extra) == 1 else 'tools'}: reading the catalog or a runbook "
+        "changes nothing and is addressed by a URI, so publish it as a resource.",
+    )
+
+
+@checks.check("catalog_is_a_resource", points=2, title="the runbook catalog is a resource listing every runbook", mistake="publishes the catalog as a tool")
+def catalog_is_a_resource(host) -> None:
+    uris = [r.get("uri") for r in host.resources()]
+    expect(CATALOG_URI in uris, f"resources/list must include the catalog {CATALOG_URI}; yours lists {uris}.")
+    entries = catalog_entries(host)
+    expect(len(entries) == DEFAULT_SIZE, f"The catalog must list all {DEFAULT_SIZE} runbooks; yours lists {len(entries)}.")
+    for entry, i in zip(entries, range(1, DEFAULT_SIZE + 1)):
+        want = {k: make_runbook(i)[k] for k in SUMMARY_FIELDS}
+        got = {k: entry.get(k) for k in SUMMARY_FIELDS} if isinstance(entry, dict) else entry
+        expect(got == want, f"Catalog entry {i} must carry {', '.join(SUMMARY_FIELDS)}: expected {want}, got {got}.")
+
+
+@checks.check("runbook_template", points=2, title="one runbook is a resource addressed by a URI template", mistake="misses the resource template")
+def runbook_template(host) -> None:
+    templates = [t.get("uriTemplate") for t in host.templates()]
+    expect(RUNBOOK_TEMPLATE in templates, f"resources/templates/list must include {RUNBOOK_TEMPLATE}; yours lists {templates}.")
+    got = read_json(host, "runbooks://runbooks/RB-3", "runbook RB-3")
+    expect(got == make_runbook(3), f"runbooks://runbooks/RB-3 must give the whole runbook, steps included; got {got}.")
+
+
+@checks.check("reads_change_nothing", points=2, title="reading resources is deterministic and changes no state", mistake="has side effects in resource reads")
+def reads_change_nothing(host) -> None:
+    before = journal(host)
+    first = [read(host, CATALOG_URI, "the catalog"), read(host, "runbooks://runbooks/RB-1", "runbook RB-1")]
+    second = [read(host, CATALOG_URI, "the catalog"), read(host, "runbooks://runbooks/RB-1", "runbook RB-1")]
+    after = journal(host)
+    expect(after == before, f"Reading resources changed state ({len(after) - len(before)} change(s) recorded): a resource read must be read-only.")
+    expect(first == second, "Reading the same resource twice gave different text: a resource read must be deterministic.")
+
+
+@checks.check("actions_are_annotated", points=2, title="each action carries truthful annotations", mistake="annotations that do not match behaviour")
+def actions_are_annotated(host) -> None:
+    tools = {tool["name"]: tool for tool in host.tools()}
+    for name, hints in ACTIONS.items():
+        expect(name in tools, f"{name} is not a tool.")
+        annotations = tools[name].get("annotations") or {}
+        for hint, value in hints.items():
+            expect(
+                annotations.get(hint) is value,
+                f"{name} must say {hint}: {str(value).lower()}; yours says {annotations.get(hint)!r}.",
+            )
+
+
+@checks.check("actions_change_state", points=2, title="the actions do what they say: acknowledge once, note every time", mistake="actions that do not change state")
+def actions_change_state(host) -> None:
+    before = len(journal(host))
+    for _ in range(2):
+        result = host.call("acknowledge_alert", alert_id="ALERT-2", by="ana")
+        expect(result.get("isError") is not True, f"acknowledge_alert(ALERT-2, ana) failed: {describe(result)}.")
+    acks = len(journal(host)) - before
+    expect(acks == 1, f"Acknowledging ALERT-2 twice by the same person must change state once (it is idempotent); it changed {acks} time(s).")
+    for text in ("rolled back", "rolled back"):
+        result = host.call("add_note", alert_id="ALERT-2", text=text)
+        expect(result.get("isError") is not True, f"add_note(ALERT-2) failed: {describe(result)}.")
+    notes = len(journal(host)) - before - acks
+    expect(notes == 2, f"add_note twice must add two notes (it is not idempotent); it added {notes}.")
+
+
+@checks.check("empty_catalog_is_empty", points=2, title="an empty catalog is an empty result, not an error", mistake="reports empty results as errors")
+def empty_catalog_is_empty(host) -> None:
+    with catalog_size(host, 0):
+        entries = catalog_entries(host)
+    expect(entries == [], f"With no runbooks the catalog must be an empty list; got {entries!r}.")
