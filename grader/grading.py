@@ -8,6 +8,7 @@ and a fresh one serves the checks that follow.
 from __future__ import annotations
 
 import tempfile
+from contextlib import ExitStack
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from grader.labs import lab_checks
 CALL_TIMEOUT_SECONDS = 10.0
 
 
-def _start_host(lab: str, code_file: Path, timeout: float, state_dir: Path):
+def _start_host(lab: str, code_file: Path, timeout: float, state_dir: Path, errlog):
     from servers.client import connect
 
     session = connect(
@@ -25,6 +26,7 @@ def _start_host(lab: str, code_file: Path, timeout: float, state_dir: Path):
         args=("--lab", lab, "--code", str(code_file)),
         env={"LAB_STATE_DIR": str(state_dir)},
         timeout=timeout,
+        errlog=errlog,
     )
     # Checks that verify state from outside the protocol read and steer it through this folder.
     session.state_dir = state_dir
@@ -38,17 +40,19 @@ def grade_code(
     registry = lab_checks(lab)
     selected = [registry[name] for name in (names if names is not None else registry.checks)]
     results: list[CheckResult] = []
-    with tempfile.TemporaryDirectory(prefix="learner-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="learner-") as scratch, ExitStack() as stack:
         code_file = Path(scratch) / "answers.py"
         code_file.write_text(code, encoding="utf-8")
         state_dir = Path(scratch) / "state"
         state_dir.mkdir()
+        # What the learner's code prints to stderr stays with the submission, not the grader's terminal.
+        errlog = stack.enter_context(open(Path(scratch) / "stderr.log", "w", encoding="utf-8"))
         host = None
         try:
             for check in selected:
                 if host is None:
                     try:
-                        host = _start_host(lab, code_file, timeout, state_dir)
+                        host = _start_host(lab, code_file, timeout, state_dir, errlog)
                     except Exception as exc:  # the host could not start: every remaining check fails
                         results.append(CheckResult(check.name, check.points, False, f"The lab server did not start ({exc})."))
                         continue

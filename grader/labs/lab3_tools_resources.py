@@ -144,3 +144,36 @@ def empty_catalog_is_empty(host) -> None:
     with catalog_size(host, 0):
         entries = catalog_entries(host)
     expect(entries == [], f"With no runbooks the catalog must be an empty list; got {entries!r}.")
+
+
+@checks.check("catalog_answers_within_budget", points=3, title="an agent answers the team's questions from the catalog within the budget", mistake="makes the agent explore with tool calls")
+def catalog_answers_within_budget(host) -> None:
+    from grader.simulator import Scenario, SimulatorError, questions_for, run
+
+    scenario = Scenario(
+        name="runbooks",
+        catalog_uri=CATALOG_URI,
+        items_key="runbooks",
+        id_field="id",
+        title_field="title",
+        count_field="service",
+        lookup_field="severity",
+        detail_field="steps",
+        item_template=RUNBOOK_TEMPLATE,
+        item_noun="runbook",
+    )
+    items = [make_runbook(i) for i in range(1, DEFAULT_SIZE + 1)]
+    questions = questions_for(scenario, items)
+    texts = {q.id: q.text for q in questions}
+    try:
+        outcomes = run(host, scenario, "catalog_first", questions)
+    except (SimulatorError, MCPError) as exc:
+        raise CheckFailed(f"The agent could not work with your server: {exc}") from None
+    for outcome in outcomes:
+        asked = texts[outcome.question_id]
+        expect(outcome.correct, f"Asked {asked!r}, the agent answered {outcome.answer!r} from your server, which is wrong.")
+        expect(
+            outcome.tally.round_trips <= 2,
+            f"Asked {asked!r}, the agent needed {outcome.tally.round_trips} requests; the budget is 2 "
+            "(read the catalog, then at most one runbook).",
+        )

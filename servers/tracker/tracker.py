@@ -114,7 +114,9 @@ class Tracker:
         pages = max(1, -(-len(self.issues) // PAGE_SIZE))
         keys = [i.key for i in self.issues[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]]
         if not keys:
-            return empty_result(f"No issues on page {page} (the sprint has {len(self.issues)}).", key="keys", page=page, pages=pages)
+            return empty_result(
+                f"No issues on page {page} (the sprint has {len(self.issues)}).", key="keys", page=page, pages=pages, nextPage=None
+            )
         more = f" Call again with page={page + 1} for more." if page < pages else ""
         return success_result(
             f"Issues {keys[0]}..{keys[-1]} (page {page} of {pages}).{more}",
