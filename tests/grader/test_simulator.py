@@ -183,7 +183,7 @@ def test_an_empty_list_page_costs_its_text_plus_its_compact_structured_content()
     with tracker(0) as (session, questions):
         count = run(session, TRACKER, EXPLORATORY, questions[:1])[0]
     text, structured = "No issues on page 1 (the sprint has 0).", '{"keys":[],"page":1,"pages":1,"nextPage":null}'
-    assert count.tally.context_bytes == len(text) + len(structured) == 84
+    assert count.tally.context_bytes == len(text) + len(structured) == 85
 
 
 def test_context_bytes_count_utf8_bytes_not_characters():
