@@ -1,0 +1,634 @@
+"""Lab 3's checks against the reference solution, a catalogue of realistic wrong answers, and broken code.
+
+Every case grades code the way ``Lab.run`` does, in process: a fresh state folder named by
+``LAB_STATE_DIR`` for the run (the kit's store writes its journal there and reads the
+catalog size from it), the learner host built around the answer cells, and each check
+driven over one MCP session whose ``state_dir`` is that folder. Two cases go through the
+real grader, a learner host in a subprocess.
+
+The kit's ``STORE`` is one object per process, shared by every namespace: the alerts it
+holds (who acknowledged what, the notes) outlive a graded run. Each run here starts from
+fresh alerts, as a grader subprocess does; ``test_acknowledging_twice_in_one_kernel...``
+shows what happens when it does not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from grader.checking import CheckResult, run_check
+from grader.grading import grade_code
+from grader.labkit import Lab
+from grader.labs.lab3_tools_resources import checks
+from grader.notebook import answer_code, is_answer_cell, read_notebook
+from servers.client import connect
+from servers.learner_host import build_server, load_learner_code
+from servers.learner_host import kit_lab3
+from servers.learner_host.host import CELL_SEPARATOR
+
+LAB = "lab3_tools_resources"
+SOURCE = Path(__file__).resolve().parents[2] / "labs" / "source" / LAB / f"{LAB}.ipynb"
+SOLUTION = answer_code(read_notebook(SOURCE))
+ALL_CHECKS = set(checks.checks)
+RESOURCE_CHECKS = {"catalog_is_a_resource", "runbook_template", "reads_change_nothing", "empty_catalog_is_empty"}
+TOOL_CHECKS = {"tools_are_the_actions", "actions_are_annotated", "actions_change_state"}
+BUDGET = "catalog_answers_within_budget"
+
+
+def cells(code: str) -> list[str]:
+    return code.split(f"\n{CELL_SEPARATOR}\n")
+
+
+def fresh_alerts() -> None:
+    """Every alert unacknowledged and without notes, as in a grader subprocess that just started."""
+    kit_lab3.STORE.alerts = kit_lab3.RunbookStore().alerts
+
+
+@contextmanager
+def state_folder() -> Iterator[Path]:
+    """A fresh folder named by LAB_STATE_DIR for the duration, as Lab.run sets it; restored after."""
+    before = os.environ.get("LAB_STATE_DIR")
+    with tempfile.TemporaryDirectory(prefix="lab-state-") as folder:
+        os.environ["LAB_STATE_DIR"] = folder
+        try:
+            yield Path(folder)
+        finally:
+            if before is None:
+                os.environ.pop("LAB_STATE_DIR", None)
+            else:
+                os.environ["LAB_STATE_DIR"] = before
+
+
+@contextmanager
+def hosted(code: str):
+    """A session with the learner host running ``code``, its state folder attached, alerts fresh."""
+    fresh_alerts()
+    with state_folder() as folder:
+        namespace, load_error = load_learner_code(LAB, code)
+        with connect(build_server(LAB, namespace, load_error=load_error), timeout=10) as host:
+            host.state_dir = folder
+            yield host
+
+
+def grade(code: str, names: set[str] | None = None) -> dict[str, CheckResult]:
+    """The checks of the lab (all, or ``names``), in order, over one session with a host running ``code``."""
+    names = ALL_CHECKS if names is None else names
+    with hosted(code) as host:
+        return {name: run_check(check, host) for name, check in checks.checks.items() if name in names}
+
+
+def failed(results: dict[str, CheckResult]) -> set[str]:
+    return {name for name, result in results.items() if not result.passed}
+
+
+def mutate(code: str, *edits: tuple[str, str]) -> str:
+    """Apply exact text replacements, each of which must match exactly once."""
+    for old, new in edits:
+        assert code.count(old) == 1, f"the text to replace must occur exactly once: {old!r}"
+        code = code.replace(old, new)
+    return code
+
+
+def line_of(code: str, fragment: str) -> tuple[int, int]:
+    """(answer cell number, 1-based line within that cell) of the one line holding ``fragment``."""
+    hits = [
+        (cell, n)
+        for cell, text in enumerate(cells(code), start=1)
+        for n, line in enumerate(text.splitlines(), start=1)
+        if fragment in line
+    ]
+    assert len(hits) == 1, hits
+    return hits[0]
+
+
+def assert_sentence_in_words(message: str) -> None:
+    """A failure message a learner can read: words, never a traceback or the check's code."""
+    assert message.strip()
+    assert "Traceback" not in message
+    assert 'File "' not in message
+    assert "expect(" not in message
+    assert "def " not in message
+    assert "host.read(" not in message and "host.call(" not in message
+    assert "catalog_entries(" not in message and "read_json(" not in message
+    assert re.search(r"[A-Za-z]{3,} [A-Za-z]{2,}", message), message
+
+
+def blank_template() -> str:
+    """The released lab: each solution region replaced by ``raise NotImplementedError()``, read as the grader reads it."""
+    nb = read_notebook(SOURCE)
+    for cell in nb.cells:
+        if is_answer_cell(cell):
+            cell.source = re.sub(
+                r"^(\s*)### BEGIN SOLUTION\n.*?### END SOLUTION",
+                r"\1# YOUR CODE HERE\n\1raise NotImplementedError()",
+                cell.source,
+                flags=re.DOTALL | re.MULTILINE,
+            )
+    return answer_code(nb)
+
+
+BLANK = blank_template()
+
+
+# --- the reference solution -------------------------------------------------------------------
+
+
+def test_the_lab_has_eight_named_checks_worth_seventeen_points() -> None:
+    assert len(ALL_CHECKS) == 8
+    assert checks.total_points == 17
+    points = {name: check.points for name, check in checks.checks.items()}
+    # The notebook's table: part A (resources) 8, part B (tools) 6, part C (the budget) 3.
+    assert sum(points[n] for n in RESOURCE_CHECKS) == 8
+    assert sum(points[n] for n in TOOL_CHECKS) == 6
+    assert points[BUDGET] == 3
+    assert RESOURCE_CHECKS | TOOL_CHECKS | {BUDGET} == ALL_CHECKS
+
+
+def test_the_notebooks_graded_cells_are_the_checks_with_their_points() -> None:
+    graded = {
+        cell.metadata.nbgrader["grade_id"]: cell.metadata.nbgrader["points"]
+        for cell in read_notebook(SOURCE).cells
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade") is True
+    }
+    assert graded == {name: check.points for name, check in checks.checks.items()}
+
+
+def test_the_solution_passes_every_check() -> None:
+    before = os.environ.get("LAB_STATE_DIR")
+
+    results = grade(SOLUTION)
+
+    assert set(results) == ALL_CHECKS
+    assert failed(results) == set(), {n: r.message for n, r in results.items() if not r.passed}
+    for name, result in results.items():
+        assert result.score == result.points
+        assert result.message == checks[name].title
+        assert not result.host_lost
+    assert os.environ.get("LAB_STATE_DIR") == before
+
+
+def test_the_solution_passes_every_check_the_way_the_notebook_runs_them() -> None:
+    # lab.check(name) in the notebook: Lab.run, one fresh state folder and session per check.
+    fresh_alerts()
+    namespace, load_error = load_learner_code(LAB, SOLUTION)
+    assert load_error is None
+    lab = Lab(LAB)
+
+    results = {name: lab.run(name, namespace) for name in checks.checks}
+
+    assert failed(results) == set(), {n: r.message for n, r in results.items() if not r.passed}
+
+
+def test_the_checks_see_the_journal_and_leave_the_catalog_its_size() -> None:
+    with hosted(SOLUTION) as host:
+        for name in ("reads_change_nothing", "actions_change_state", "empty_catalog_is_empty"):
+            assert run_check(checks[name], host).passed, name
+        journal = [json.loads(line) for line in (host.state_dir / "journal.jsonl").read_text().splitlines()]
+        # The empty-catalog check takes its control file away again: the catalog lists all twelve.
+        assert not (host.state_dir / "control.json").exists()
+        assert len(json.loads(host.read(kit_lab3.CATALOG_URI))["runbooks"]) == kit_lab3.DEFAULT_SIZE
+
+    # Reads recorded nothing; acknowledging twice once; two notes twice.
+    assert journal == [
+        {"change": "acknowledge", "alert": "ALERT-2"},
+        {"change": "note", "alert": "ALERT-2"},
+        {"change": "note", "alert": "ALERT-2"},
+    ]
+
+
+def test_a_catalog_that_also_carries_the_steps_passes_every_check() -> None:
+    # The notebook asks for a small catalog (no steps), but no check measures its size: the
+    # catalog check compares the four summary fields only, and with the steps in the catalog
+    # the agent answers every question in one read.
+    code = mutate(SOLUTION, ('("id", "title", "service", "severity")', '("id", "title", "service", "severity", "steps")'))
+
+    assert failed(grade(code)) == set()
+
+
+# --- one realistic wrong answer (or more) per check -------------------------------------------
+
+CATALOG_DECORATOR = (
+    '@server.resource(CATALOG_URI, name="catalog", description="Every runbook: id, title, service, severity.", '
+    'mime_type="application/json")'
+)
+RUNBOOK_DECORATOR = '@server.resource(RUNBOOK_TEMPLATE, name="runbook", description="One runbook with its steps.", mime_type="application/json")'
+CATALOG_BODY = """json.dumps({"runbooks": [{k: r[k] for k in ("id", "title", "service", "severity")} for r in STORE.runbooks]})"""
+ACK_HINTS = "read_only_hint=False, destructive_hint=False, idempotent_hint=True"
+NOTE_HINTS = "read_only_hint=False, destructive_hint=False, idempotent_hint=False"
+READ_TOOLS = '''
+
+
+@server.tool(description="List every runbook: id, title, service, severity.")
+def list_runbooks() -> str:
+    return catalog()
+
+
+@server.tool(description="One runbook with its steps.")
+def get_runbook(runbook_id: str) -> str:
+    return json.dumps(STORE.runbook(runbook_id))
+'''
+
+# (id, edits, the exact set of checks that must fail). Most mistakes fail only the check they
+# stand for; where one legitimately breaks others too (a catalog that cannot be read cannot be
+# read twice, nor emptied, nor answer the agent), the set names them all.
+MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
+    # part A: which capabilities are resources, and what they give
+    (
+        "catalog_published_as_a_tool",
+        ((CATALOG_DECORATOR + "\ndef catalog() -> str:", '@server.tool(description="List every runbook.")\ndef list_runbooks() -> str:'),),
+        {"tools_are_the_actions", "catalog_is_a_resource", "reads_change_nothing", "empty_catalog_is_empty", BUDGET},
+    ),
+    (
+        "reads_also_published_as_tools",
+        (("    return json.dumps(found)\n", "    return json.dumps(found)" + READ_TOOLS),),
+        {"tools_are_the_actions"},
+    ),
+    (
+        "catalog_entries_without_severity",
+        (('("id", "title", "service", "severity")', '("id", "title", "service")'),),
+        # The agent still answers: it fetches the one runbook whose severity it is asked.
+        {"catalog_is_a_resource"},
+    ),
+    (
+        "catalog_a_bare_list",
+        ((CATALOG_BODY, """json.dumps([{k: r[k] for k in ("id", "title", "service", "severity")} for r in STORE.runbooks])"""),),
+        {"catalog_is_a_resource", "empty_catalog_is_empty", BUDGET},
+    ),
+    (
+        "runbook_template_missing",
+        ((RUNBOOK_DECORATOR + "\ndef runbook(", "def runbook("),),
+        {"runbook_template", "reads_change_nothing", BUDGET},
+    ),
+    (
+        "runbook_template_at_another_uri",
+        (("@server.resource(RUNBOOK_TEMPLATE,", '@server.resource("runbooks://runbook/{runbook_id}",'),),
+        {"runbook_template", "reads_change_nothing", BUDGET},
+    ),
+    (
+        "runbook_gives_only_its_steps",
+        (("    return json.dumps(found)\n", '    return json.dumps(found["steps"])\n'),),
+        {"runbook_template", BUDGET},
+    ),
+    (
+        "catalog_read_adds_a_note",
+        (("def catalog() -> str:\n", 'def catalog() -> str:\n    STORE.add_note("ALERT-1", "Catalog viewed.")\n'),),
+        {"reads_change_nothing"},
+    ),
+    (
+        "catalog_stamped_with_the_time",
+        (("import json\n", "import json\nimport time\n"), ('json.dumps({"runbooks":', 'json.dumps({"generatedAt": time.time(), "runbooks":')),
+        {"reads_change_nothing"},
+    ),
+    (
+        "empty_catalog_raises",
+        (("def catalog() -> str:\n", 'def catalog() -> str:\n    if not STORE.runbooks:\n        raise ResourceError("There are no runbooks.")\n'),),
+        {"empty_catalog_is_empty"},
+    ),
+    (
+        "catalog_cached_when_the_cell_runs",
+        ((CATALOG_DECORATOR, "RUNBOOKS = STORE.runbooks\n\n\n" + CATALOG_DECORATOR), ("for r in STORE.runbooks]})", "for r in RUNBOOKS]})")),
+        {"empty_catalog_is_empty"},
+    ),
+    # part B: the actions
+    (
+        "acknowledge_not_idempotent",
+        ((ACK_HINTS, "read_only_hint=False, destructive_hint=False, idempotent_hint=False"),),
+        {"actions_are_annotated"},
+    ),
+    (
+        "add_note_idempotent",
+        ((NOTE_HINTS, "read_only_hint=False, destructive_hint=False, idempotent_hint=True"),),
+        {"actions_are_annotated"},
+    ),
+    (
+        "acknowledge_read_only",
+        ((ACK_HINTS, "read_only_hint=True, destructive_hint=False, idempotent_hint=True"),),
+        {"actions_are_annotated"},
+    ),
+    (
+        "add_note_destructive",
+        ((NOTE_HINTS, "read_only_hint=False, destructive_hint=True, idempotent_hint=False"),),
+        {"actions_are_annotated"},
+    ),
+    (
+        "add_note_without_annotations",
+        ((f"@server.tool(annotations=ToolAnnotations({NOTE_HINTS}, open_world_hint=False))", "@server.tool()"),),
+        {"actions_are_annotated"},
+    ),
+    (
+        "notes_kept_outside_the_store",
+        (
+            ("def unknown_alert(alert_id):", "NOTES = {}\n\n\ndef unknown_alert(alert_id):"),
+            ("count = STORE.add_note(alert_id, text)", "NOTES.setdefault(alert_id, []).append(text)\n    count = len(NOTES[alert_id])"),
+        ),
+        {"actions_change_state"},
+    ),
+    (
+        "acknowledge_also_logs_a_note",
+        (("changed = STORE.acknowledge(alert_id, by)", 'changed = STORE.acknowledge(alert_id, by)\n    STORE.add_note(alert_id, f"Acknowledged by {by}.")'),),
+        {"actions_change_state"},
+    ),
+    # part C: what the agent can answer from the catalog
+    (
+        "catalog_trimmed_to_the_first_five",
+        (("for r in STORE.runbooks]})", "for r in STORE.runbooks[:5]]})"),),
+        {"catalog_is_a_resource", BUDGET},
+    ),
+    (
+        "runbook_found_by_prefix",
+        (("found = STORE.runbook(runbook_id)", 'found = next((r for r in STORE.runbooks if runbook_id.startswith(r["id"])), None)'),),
+        # RB-3 and RB-1 come back right; RB-12 comes back as RB-1, which only the agent asks for.
+        {BUDGET},
+    ),
+]
+
+EDITS = {mistake: edits for mistake, edits, _ in MISTAKES}
+
+# Failure messages, exactly, for the check each mistake stands for (and a few others).
+MESSAGES: dict[str, dict[str, str]] = {
+    "catalog_published_as_a_tool": {
+        "tools_are_the_actions": "list_runbooks should not be a tool: reading the catalog or a runbook changes nothing "
+        "and is addressed by a URI, so publish it as a resource.",
+        "catalog_is_a_resource": "resources/list must include the catalog runbooks://catalog; yours lists [].",
+        "reads_change_nothing": "Reading the catalog (runbooks://catalog) failed: Unknown resource: runbooks://catalog",
+        BUDGET: "The agent could not work with your server: Reading runbooks://catalog failed: Unknown resource: runbooks://catalog",
+    },
+    "reads_also_published_as_tools": {
+        "tools_are_the_actions": "get_runbook, list_runbooks should not be tools: reading the catalog or a runbook changes "
+        "nothing and is addressed by a URI, so publish it as a resource.",
+    },
+    "catalog_entries_without_severity": {
+        "catalog_is_a_resource": "Catalog entry 1 must carry id, title, service, severity: expected {'id': 'RB-1', 'title': "
+        "'Billing outage playbook 1', 'service': 'billing', 'severity': 'sev2'}, got {'id': 'RB-1', 'title': "
+        "'Billing outage playbook 1', 'service': 'billing', 'severity': None}.",
+    },
+    "catalog_a_bare_list": {
+        "catalog_is_a_resource": 'The catalog must be a JSON object with a "runbooks" list.',
+        "empty_catalog_is_empty": 'The catalog must be a JSON object with a "runbooks" list.',
+    },
+    "runbook_template_missing": {
+        "runbook_template": "resources/templates/list must include runbooks://runbooks/{runbook_id}; yours lists [].",
+    },
+    "runbook_template_at_another_uri": {
+        "runbook_template": "resources/templates/list must include runbooks://runbooks/{runbook_id}; "
+        "yours lists ['runbooks://runbook/{runbook_id}'].",
+        "reads_change_nothing": "Reading runbook RB-1 (runbooks://runbooks/RB-1) failed: Unknown resource: runbooks://runbooks/RB-1",
+    },
+    "runbook_gives_only_its_steps": {
+        BUDGET: "The agent could not work with your server: runbooks://runbooks/RB-12 must be a JSON object.",
+    },
+    "catalog_read_adds_a_note": {
+        "reads_change_nothing": "Reading resources changed state (2 change(s) recorded): a resource read must be read-only.",
+    },
+    "catalog_stamped_with_the_time": {
+        "reads_change_nothing": "Reading the same resource twice gave different text: a resource read must be deterministic.",
+    },
+    "empty_catalog_raises": {
+        "empty_catalog_is_empty": "Reading the catalog (runbooks://catalog) failed: There are no runbooks.",
+    },
+    "acknowledge_not_idempotent": {
+        "actions_are_annotated": "acknowledge_alert must say idempotentHint: true; yours says False.",
+    },
+    "add_note_idempotent": {
+        "actions_are_annotated": "add_note must say idempotentHint: false; yours says True.",
+    },
+    "acknowledge_read_only": {
+        "actions_are_annotated": "acknowledge_alert must say readOnlyHint: false; yours says True.",
+    },
+    "add_note_destructive": {
+        "actions_are_annotated": "add_note must say destructiveHint: false; yours says True.",
+    },
+    "add_note_without_annotations": {
+        "actions_are_annotated": "add_note must say readOnlyHint: false; yours says None.",
+    },
+    "notes_kept_outside_the_store": {
+        "actions_change_state": "add_note twice must add two notes (it is not idempotent); it added 0.",
+    },
+    "acknowledge_also_logs_a_note": {
+        "actions_change_state": "Acknowledging ALERT-2 twice by the same person must change state once (it is idempotent); "
+        "it changed 3 time(s).",
+    },
+    "catalog_trimmed_to_the_first_five": {
+        "catalog_is_a_resource": "The catalog must list all 12 runbooks; yours lists 5.",
+        BUDGET: "Asked \"How many runbooks have service 'billing'?\", the agent answered 1 from your server, which is wrong.",
+    },
+    "runbook_found_by_prefix": {
+        BUDGET: "Asked \"What is the steps of the runbook titled 'Search outage playbook 12'?\", the agent answered None "
+        "from your server, which is wrong.",
+    },
+}
+
+
+@pytest.mark.parametrize(("mistake", "edits", "expected"), [pytest.param(i, e, f, id=i) for i, e, f in MISTAKES])
+def test_a_realistic_mistake_fails_exactly_the_checks_it_should(mistake: str, edits, expected: set[str]) -> None:
+    results = grade(mutate(SOLUTION, *edits))
+
+    assert failed(results) == expected, {n: r.message for n, r in results.items() if not r.passed}
+    for name in expected:
+        result = results[name]
+        assert result.score == 0
+        assert not result.host_lost
+        assert_sentence_in_words(result.message)
+        assert result.message != checks[name].title
+    for name, message in MESSAGES.get(mistake, {}).items():
+        assert results[name].message == message
+
+
+def test_every_check_has_a_catalogued_mistake_that_fails_it_alone_or_with_named_others() -> None:
+    covered = set().union(*(expected for _, _, expected in MISTAKES))
+    alone = {next(iter(expected)) for _, _, expected in MISTAKES if len(expected) == 1}
+    assert covered == ALL_CHECKS
+    assert len(EDITS) == len(MISTAKES)
+    # A wrong template fails it together with the reads and the agent that need the template.
+    assert ALL_CHECKS - alone == {"runbook_template"}
+    assert set(MESSAGES) <= set(EDITS)
+    for mistake, edits, expected in MISTAKES:
+        assert set(MESSAGES.get(mistake, {})) <= expected, mistake
+        # Only the cell the mistake is about changes.
+        code = mutate(SOLUTION, *edits)
+        assert sum(a != b for a, b in zip(cells(code), cells(SOLUTION), strict=True)) == 1, mistake
+
+
+def test_a_mistake_gets_the_same_verdict_and_messages_on_every_run() -> None:
+    for mistake in ("catalog_trimmed_to_the_first_five", "acknowledge_also_logs_a_note", "catalog_read_adds_a_note"):
+        code = mutate(SOLUTION, *EDITS[mistake])
+        assert grade(code) == grade(code), mistake
+    assert grade(SOLUTION) == grade(SOLUTION)
+
+
+def test_the_empty_catalog_message_shows_what_came_back() -> None:
+    message = grade(mutate(SOLUTION, *EDITS["catalog_cached_when_the_cell_runs"]), {"empty_catalog_is_empty"})["empty_catalog_is_empty"].message
+
+    assert message.startswith("With no runbooks the catalog must be an empty list; got [{'id': 'RB-1', 'title': 'Billing outage playbook 1'")
+    assert message.endswith("{'id': 'RB-12', 'title': 'Search outage playbook 12', 'service': 'search', 'severity': 'sev1'}].")
+
+
+# --- the blank template and code that does not run ----------------------------------------------
+
+NO_SERVER = "Your answer cells define no `server = MCPServer(...)`"
+
+
+def test_the_blank_template_has_no_solution_left() -> None:
+    assert "BEGIN SOLUTION" not in BLANK
+    assert len(cells(BLANK)) == 2
+    assert BLANK.count("raise NotImplementedError()") == 2
+    # The server itself is given; everything published on it is the learner's.
+    assert 'server = MCPServer("runbooks")' in BLANK
+    for name in ("@server.resource", "@server.tool", "ToolAnnotations(", "STORE.acknowledge", "def catalog"):
+        assert name not in BLANK
+
+
+def test_the_blank_template_fails_every_check_saying_what_is_missing() -> None:
+    results = grade(BLANK)
+
+    assert failed(results) == ALL_CHECKS
+    for result in results.values():
+        assert not result.host_lost
+        assert_sentence_in_words(result.message)
+    assert results["tools_are_the_actions"].message == (
+        "acknowledge_alert, add_note must be published as tools: they change state, so the model decides when to call them."
+    )
+    assert results["catalog_is_a_resource"].message == "resources/list must include the catalog runbooks://catalog; yours lists []."
+    assert results["runbook_template"].message == "resources/templates/list must include runbooks://runbooks/{runbook_id}; yours lists []."
+    assert results["actions_are_annotated"].message == "acknowledge_alert is not a tool."
+    assert results[BUDGET].message.startswith("The agent could not work with your server: Reading runbooks://catalog failed")
+
+
+def test_code_without_a_server_fails_every_check_saying_so() -> None:
+    code = SOLUTION.replace('server = MCPServer("runbooks")', 'mcp = MCPServer("runbooks")').replace("@server.", "@mcp.")
+
+    results = grade(code)
+
+    assert failed(results) == ALL_CHECKS
+    for result in results.values():
+        assert not result.host_lost
+        assert_sentence_in_words(result.message)
+        assert result.message.endswith(f"{NO_SERVER}."), result.message
+    assert results["tools_are_the_actions"].message == f"{NO_SERVER}."
+    assert results["reads_change_nothing"].message == f"Reading the catalog (runbooks://catalog) failed: {NO_SERVER}."
+
+
+def test_a_server_that_is_not_an_mcpserver_is_named_with_what_it_is() -> None:
+    code = mutate(SOLUTION, ('server = MCPServer("runbooks")', 'from mcp.server.lowlevel import Server\n\nserver = Server("runbooks")'))
+    resources = line_of(code, "@server.resource(CATALOG_URI")
+    tools = line_of(code, f"@server.tool(annotations=ToolAnnotations({ACK_HINTS}")
+
+    results = grade(code)
+
+    assert failed(results) == ALL_CHECKS
+    assert results["tools_are_the_actions"].message == (
+        f"{NO_SERVER} (`server` is a Server). Your answer cells failed to run: "
+        f"AttributeError: 'Server' object has no attribute 'resource' (line {resources[1]} of answer cell {resources[0]}); "
+        f"AttributeError: 'Server' object has no attribute 'tool' (line {tools[1]} of answer cell {tools[0]})."
+    )
+    for result in results.values():
+        assert "(`server` is a Server)" in result.message
+        assert_sentence_in_words(result.message)
+
+
+def test_the_v1_fastmcp_import_is_named_with_its_line() -> None:
+    code = mutate(SOLUTION, ('server = MCPServer("runbooks")', 'from mcp.server.fastmcp import FastMCP\n\nserver = FastMCP("runbooks")'))
+    cell, line = line_of(code, "from mcp.server.fastmcp import FastMCP")
+
+    results = grade(code)
+
+    assert failed(results) == ALL_CHECKS
+    for result in results.values():
+        assert NO_SERVER + ". Your answer cells failed to run: ModuleNotFoundError: No module named 'mcp.server.fastmcp'" in result.message
+        assert f"(line {line} of answer cell {cell})" in result.message
+        assert "NameError: name 'server' is not defined" in result.message
+        assert_sentence_in_words(result.message)
+
+
+def test_a_syntax_error_in_the_resources_cell_fails_every_check_naming_it() -> None:
+    code = mutate(SOLUTION, ("def catalog() -> str:", "def catalog() -> str"))
+    cell, line = line_of(code, "def catalog() -> str")
+
+    results = grade(code)
+
+    # The cell that creates `server` did not run, so the tools' cell could not use it either.
+    assert failed(results) == ALL_CHECKS
+    for result in results.values():
+        assert f"{NO_SERVER}. Your answer cells failed to run: SyntaxError: expected ':' (line {line} of answer cell {cell})" in result.message
+        assert_sentence_in_words(result.message)
+
+
+def test_a_syntax_error_in_the_tools_cell_costs_only_the_tool_checks() -> None:
+    code = mutate(SOLUTION, ("def add_note(alert_id: str, text: str) -> CallToolResult:", "def add_note(alert_id: str, text: str) -> CallToolResult"))
+
+    results = grade(code)
+
+    assert failed(results) == TOOL_CHECKS
+    for name in TOOL_CHECKS:
+        assert not results[name].host_lost
+        assert_sentence_in_words(results[name].message)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG (servers/learner_host/host.py, learner_server): when `server` is an MCPServer the load error is "
+    "dropped, so a learner whose tools cell does not compile is told only that the tools are missing",
+)
+def test_a_syntax_error_in_the_tools_cell_is_named_with_its_line() -> None:
+    code = mutate(SOLUTION, ("def add_note(alert_id: str, text: str) -> CallToolResult:", "def add_note(alert_id: str, text: str) -> CallToolResult"))
+    cell, line = line_of(code, "def add_note(")
+
+    results = grade(code, TOOL_CHECKS)
+
+    for name in TOOL_CHECKS:
+        assert f"SyntaxError: expected ':' (line {line} of answer cell {cell})" in results[name].message
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG (grader/labs/lab3_tools_resources.py, actions_change_state; kit_lab3.STORE): the alerts live in "
+    "the kernel's module-level STORE, so a second lab.check in one kernel finds ALERT-2 already acknowledged "
+    "by 'ana' and fails a correct solution with 'it changed 0 time(s)'",
+)
+def test_acknowledging_twice_in_one_kernel_still_passes_a_correct_solution() -> None:
+    fresh_alerts()
+    namespace, _ = load_learner_code(LAB, SOLUTION)
+    lab = Lab(LAB)
+
+    first = lab.run("actions_change_state", namespace)
+    again = lab.run("actions_change_state", namespace)  # the learner runs the graded cell again
+
+    assert first.passed
+    assert again.passed, again.message
+
+
+def test_check_messages_never_show_the_checks_code() -> None:
+    messages = [r.message for r in grade(BLANK).values()]
+    for _, edits, _ in MISTAKES:
+        messages += [r.message for r in grade(mutate(SOLUTION, *edits)).values() if not r.passed]
+
+    assert messages
+    for message in messages:
+        assert_sentence_in_words(message)
+
+
+# --- through the grader: the learner host in a subprocess --------------------------------------
+
+
+def test_the_grader_passes_the_solution_through_a_subprocess_host() -> None:
+    results = grade_code(LAB, SOLUTION)
+
+    assert [r.name for r in results] == list(checks.checks)
+    assert [r.name for r in results if not r.passed] == [], {r.name: r.message for r in results if not r.passed}
+    assert sum(r.score for r in results) == 17
+
+
+def test_the_grader_sees_a_side_effect_in_a_resource_read_through_the_journal() -> None:
+    results = grade_code(LAB, mutate(SOLUTION, *EDITS["catalog_read_adds_a_note"]))
+
+    failures = {r.name: r.message for r in results if not r.passed}
+    assert failures == {"reads_change_nothing": MESSAGES["catalog_read_adds_a_note"]["reads_change_nothing"]}
+    assert sum(r.score for r in results) == 15
