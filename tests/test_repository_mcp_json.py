@@ -24,7 +24,7 @@ def resolution(tmp_path):
 def test_the_committed_mcp_json_resolves_without_warnings_or_skips(resolution):
     assert resolution.skipped == []
     assert resolution.warnings == []
-    assert set(resolution.servers) == {"support-desk", "notes"}
+    assert set(resolution.servers) == {"support-desk", "notes", "tracker"}
     for server in resolution.servers.values():
         assert server["scope"] == "project" and server["approval"] == "approved"
         # CLAUDE_PROJECT_DIR is not in Claude Code's environment: the default applies.
@@ -32,7 +32,11 @@ def test_the_committed_mcp_json_resolves_without_warnings_or_skips(resolution):
 
 
 def test_every_registered_server_starts_from_the_project_root_and_lists_its_tools(resolution):
-    expected = {"support-desk": {"search_orders", "get_order", "refund_order"}, "notes": {"add_note", "list_notes"}}
+    expected = {
+        "support-desk": {"search_orders", "get_order", "refund_order"},
+        "notes": {"add_note", "list_notes"},
+        "tracker": {"list_issues", "search_issues", "get_issue", "create_issue", "set_status"},
+    }
     for name, server in resolution.servers.items():
         with connect_params(server["command"], server["args"], env=server["env"], cwd=REPO, timeout=30) as session:
             assert {tool["name"] for tool in session.tools()} == expected[name]

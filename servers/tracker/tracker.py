@@ -4,7 +4,7 @@ Tools are model-controlled and may change state; resources are application-contr
 read-only and addressed by URI (shared/seeds/000_99b6002e9d2fa51e.txt, "MCP-инструменты
 vs MCP-ресурсы"). This module holds both kinds of capability as plain methods; the
 server module decides which is published as which. Responses stay small, as the pitfalls
-article advises (shared/seeds/002_88507e95fbf07875.txt, section 3): lists are pages of
+article advises (shared/seeds/002_88507e95fbf07875.txt, section 4.5): lists are pages of
 keys, searches return snippets, and every page says how to get the next one.
 """
 
