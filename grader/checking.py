@@ -76,6 +76,17 @@ class CheckRegistry:
         return sum(c.points for c in self.checks.values())
 
 
+def load_error_note(session: Any) -> str:
+    """What failed while a learner-written server's answer cells ran, as its handshake said."""
+    from servers.learner_host.host import LOAD_ERROR_MARK
+
+    try:
+        instructions = session.client.instructions or ""
+    except Exception:  # no handshake (an in-process test double), or the host is gone
+        return ""
+    return f" (Your {instructions}.)" if instructions.startswith(LOAD_ERROR_MARK) else ""
+
+
 TIMED_OUT = "Your code did not answer in time (an endless loop, or a wait that never ends?)."
 HOST_DIED = "The lab server stopped while running your code (did it exit, or crash?)."
 
@@ -84,7 +95,7 @@ def run_check(check: Check, session: Any) -> CheckResult:
     """Run one check; whatever the learner's code does, the outcome is a CheckResult."""
 
     def failed(message: str, host_lost: bool = False) -> CheckResult:
-        return CheckResult(check.name, check.points, False, message, host_lost)
+        return CheckResult(check.name, check.points, False, message + load_error_note(session), host_lost)
 
     try:
         check.run(session)

@@ -286,7 +286,7 @@ def questions_for(scenario: Scenario, items: Sequence[Mapping[str, Any]]) -> lis
         return _with_expected(q, items)
 
     def lookup(qid: str, wanted: str, title: Any) -> Question:
-        q = Question(qid, f"What is the {wanted} of the {noun} titled {title!r}?", "lookup", sc.title_field, title, wanted, None)
+        q = Question(qid, f"What is the {wanted!r} of the {noun} titled {title!r}?", "lookup", sc.title_field, title, wanted, None)
         return _with_expected(q, items)
 
     return [

@@ -87,10 +87,12 @@ def catalog_is_a_resource(host) -> None:
     expect(CATALOG_URI in uris, f"resources/list must include the catalog {CATALOG_URI}; yours lists {uris}.")
     entries = catalog_entries(host)
     expect(len(entries) == DEFAULT_SIZE, f"The catalog must list all {DEFAULT_SIZE} runbooks; yours lists {len(entries)}.")
-    for entry, i in zip(entries, range(1, DEFAULT_SIZE + 1)):
+    by_id = {entry.get("id"): entry for entry in entries if isinstance(entry, dict)}
+    for i in range(1, DEFAULT_SIZE + 1):
         want = {k: make_runbook(i)[k] for k in SUMMARY_FIELDS}
-        got = {k: entry.get(k) for k in SUMMARY_FIELDS} if isinstance(entry, dict) else entry
-        expect(got == want, f"Catalog entry {i} must carry {', '.join(SUMMARY_FIELDS)}: expected {want}, got {got}.")
+        expect(want["id"] in by_id, f"The catalog has no entry with id {want['id']!r}.")
+        got = {k: by_id[want["id"]].get(k) for k in SUMMARY_FIELDS}
+        expect(got == want, f"The catalog entry of {want['id']} must carry {', '.join(SUMMARY_FIELDS)}: expected {want}, got {got}.")
 
 
 @checks.check("runbook_template", points=2, title="one runbook is a resource addressed by a URI template", mistake="misses the resource template")
@@ -127,9 +129,10 @@ def actions_are_annotated(host) -> None:
 @checks.check("actions_change_state", points=2, title="the actions do what they say: acknowledge once, note every time", mistake="actions that do not change state")
 def actions_change_state(host) -> None:
     before = len(journal(host))
+    person = f"oncall-{Path(host.state_dir).name}"  # new for every run, so a re-run in one kernel counts afresh
     for _ in range(2):
-        result = host.call("acknowledge_alert", alert_id="ALERT-2", by="ana")
-        expect(result.get("isError") is not True, f"acknowledge_alert(ALERT-2, ana) failed: {describe(result)}.")
+        result = host.call("acknowledge_alert", alert_id="ALERT-2", by=person)
+        expect(result.get("isError") is not True, f"acknowledge_alert(ALERT-2) failed: {describe(result)}.")
     acks = len(journal(host)) - before
     expect(acks == 1, f"Acknowledging ALERT-2 twice by the same person must change state once (it is idempotent); it changed {acks} time(s).")
     for text in ("rolled back", "rolled back"):
@@ -143,7 +146,7 @@ def actions_change_state(host) -> None:
 def empty_catalog_is_empty(host) -> None:
     with catalog_size(host, 0):
         entries = catalog_entries(host)
-    expect(entries == [], f"With no runbooks the catalog must be an empty list; got {entries!r}.")
+    expect(entries == [], f"With no runbooks the catalog must be an empty list; yours lists {len(entries)} entries.")
 
 
 @checks.check("catalog_answers_within_budget", points=3, title="an agent answers the team's questions from the catalog within the budget", mistake="makes the agent explore with tool calls")

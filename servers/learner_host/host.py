@@ -63,6 +63,7 @@ def known_labs() -> list[str]:
 # as in the notebook, so one unfinished cell does not cost the others.
 CELL_SEPARATOR = "# ---- next answer cell ----"
 LOAD_ERRORS = "__load_errors__"
+LOAD_ERROR_MARK = "answer cells failed to run: "
 
 
 def describe_exception(exc: BaseException, filename: str | None = None) -> str:
@@ -173,9 +174,14 @@ def learner_server(namespace: dict[str, Any]) -> Server:
     from mcp.server.mcpserver import MCPServer
 
     server = namespace.get("server")
-    if isinstance(server, MCPServer):
-        return server._lowlevel_server  # the low-level server behind it, as the SDK's own Client uses
     load_error = namespace.get(LOAD_ERRORS)
+    if isinstance(server, MCPServer):
+        lowlevel = server._lowlevel_server  # the low-level server behind it, as the SDK's own Client uses
+        if load_error:
+            # The server is served as far as the cells built it; the handshake's instructions carry
+            # what failed, so every failing check can say why (grader.checking.run_check).
+            lowlevel.instructions = f"{LOAD_ERROR_MARK}{load_error}"
+        return lowlevel
     why = f" Your answer cells failed to run: {load_error}." if load_error else ""
     found = "" if server is None else f" (`server` is a {type(server).__name__})"
     message = f"Your answer cells define no `server = MCPServer(...)`{found}.{why}"

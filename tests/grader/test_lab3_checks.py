@@ -366,7 +366,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "nothing and is addressed by a URI, so publish it as a resource.",
     },
     "catalog_entries_without_severity": {
-        "catalog_is_a_resource": "Catalog entry 1 must carry id, title, service, severity: expected {'id': 'RB-1', 'title': "
+        "catalog_is_a_resource": "The catalog entry of RB-1 must carry id, title, service, severity: expected {'id': 'RB-1', 'title': "
         "'Billing outage playbook 1', 'service': 'billing', 'severity': 'sev2'}, got {'id': 'RB-1', 'title': "
         "'Billing outage playbook 1', 'service': 'billing', 'severity': None}.",
     },
@@ -421,7 +421,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         BUDGET: "Asked \"How many runbooks have service 'billing'?\", the agent answered 1 from your server, which is wrong.",
     },
     "runbook_found_by_prefix": {
-        BUDGET: "Asked \"What is the steps of the runbook titled 'Search outage playbook 12'?\", the agent answered None "
+        BUDGET: "Asked \"What is the 'steps' of the runbook titled 'Search outage playbook 12'?\", the agent answered None "
         "from your server, which is wrong.",
     },
 }
@@ -464,11 +464,10 @@ def test_a_mistake_gets_the_same_verdict_and_messages_on_every_run() -> None:
     assert grade(SOLUTION) == grade(SOLUTION)
 
 
-def test_the_empty_catalog_message_shows_what_came_back() -> None:
+def test_the_empty_catalog_message_says_how_many_entries_came_back() -> None:
     message = grade(mutate(SOLUTION, *EDITS["catalog_cached_when_the_cell_runs"]), {"empty_catalog_is_empty"})["empty_catalog_is_empty"].message
 
-    assert message.startswith("With no runbooks the catalog must be an empty list; got [{'id': 'RB-1', 'title': 'Billing outage playbook 1'")
-    assert message.endswith("{'id': 'RB-12', 'title': 'Search outage playbook 12', 'service': 'search', 'severity': 'sev1'}].")
+    assert message == "With no runbooks the catalog must be an empty list; yours lists 12 entries."
 
 
 # --- the blank template and code that does not run ----------------------------------------------
@@ -493,12 +492,21 @@ def test_the_blank_template_fails_every_check_saying_what_is_missing() -> None:
     for result in results.values():
         assert not result.host_lost
         assert_sentence_in_words(result.message)
+    unwritten = (
+        " (Your answer cells failed to run: answer cell 1 is not written yet (it raises NotImplementedError); "
+        "answer cell 2 is not written yet (it raises NotImplementedError).)"
+    )
     assert results["tools_are_the_actions"].message == (
         "acknowledge_alert, add_note must be published as tools: they change state, so the model decides when to call them."
+        + unwritten
     )
-    assert results["catalog_is_a_resource"].message == "resources/list must include the catalog runbooks://catalog; yours lists []."
-    assert results["runbook_template"].message == "resources/templates/list must include runbooks://runbooks/{runbook_id}; yours lists []."
-    assert results["actions_are_annotated"].message == "acknowledge_alert is not a tool."
+    assert results["catalog_is_a_resource"].message == (
+        "resources/list must include the catalog runbooks://catalog; yours lists []." + unwritten
+    )
+    assert results["runbook_template"].message == (
+        "resources/templates/list must include runbooks://runbooks/{runbook_id}; yours lists []." + unwritten
+    )
+    assert results["actions_are_annotated"].message == "acknowledge_alert is not a tool." + unwritten
     assert results[BUDGET].message.startswith("The agent could not work with your server: Reading runbooks://catalog failed")
 
 
@@ -572,11 +580,6 @@ def test_a_syntax_error_in_the_tools_cell_costs_only_the_tool_checks() -> None:
         assert_sentence_in_words(results[name].message)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (servers/learner_host/host.py, learner_server): when `server` is an MCPServer the load error is "
-    "dropped, so a learner whose tools cell does not compile is told only that the tools are missing",
-)
 def test_a_syntax_error_in_the_tools_cell_is_named_with_its_line() -> None:
     code = mutate(SOLUTION, ("def add_note(alert_id: str, text: str) -> CallToolResult:", "def add_note(alert_id: str, text: str) -> CallToolResult"))
     cell, line = line_of(code, "def add_note(")
@@ -587,12 +590,6 @@ def test_a_syntax_error_in_the_tools_cell_is_named_with_its_line() -> None:
         assert f"SyntaxError: expected ':' (line {line} of answer cell {cell})" in results[name].message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (grader/labs/lab3_tools_resources.py, actions_change_state; kit_lab3.STORE): the alerts live in "
-    "the kernel's module-level STORE, so a second lab.check in one kernel finds ALERT-2 already acknowledged "
-    "by 'ana' and fails a correct solution with 'it changed 0 time(s)'",
-)
 def test_acknowledging_twice_in_one_kernel_still_passes_a_correct_solution() -> None:
     fresh_alerts()
     namespace, _ = load_learner_code(LAB, SOLUTION)
