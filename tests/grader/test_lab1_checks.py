@@ -17,6 +17,7 @@ from grader.notebook import answer_code, read_notebook
 from servers.client import connect
 from servers.learner_host import build_server, load_learner_code
 from servers.learner_host.host import CELL_SEPARATOR
+from labtests import assert_sentence_in_words, blank_template, cells, failed, line_of, mutate  # noqa: F401
 
 LAB = "lab1_error_results"
 SOURCE = Path(__file__).resolve().parents[2] / "labs" / "source" / LAB / f"{LAB}.ipynb"
@@ -31,60 +32,7 @@ def grade(code: str) -> dict[str, CheckResult]:
         return {name: run_check(check, host) for name, check in checks.checks.items()}
 
 
-def failed(results: dict[str, CheckResult]) -> set[str]:
-    return {name for name, result in results.items() if not result.passed}
-
-
-def mutate(code: str, *edits: tuple[str, str]) -> str:
-    """Apply exact text replacements, each of which must match exactly once."""
-    for old, new in edits:
-        assert code.count(old) == 1, f"the text to replace must occur exactly once: {old!r}"
-        code = code.replace(old, new)
-    return code
-
-
-def line_of(code: str, fragment: str) -> tuple[int, int]:
-    """(answer cell number, 1-based line within that cell) of the one line holding ``fragment``."""
-    hits = [
-        (cell, n)
-        for cell, text in enumerate(code.split(f"\n{CELL_SEPARATOR}\n"), start=1)
-        for n, line in enumerate(text.splitlines(), start=1)
-        if fragment in line
-    ]
-    assert len(hits) == 1, hits
-    return hits[0]
-
-
-def assert_sentence_in_words(message: str) -> None:
-    """A failure message a learner can read: words, never a traceback or the check's code."""
-    assert message.strip()
-    assert "Traceback" not in message
-    assert 'File "' not in message
-    assert "expect(" not in message
-    assert "def " not in message
-    assert "structured(" not in message
-    assert re.search(r"[A-Za-z]{3,} [A-Za-z]{2,}", message), message
-
-
-def blank_template() -> str:
-    """The released lab: each solution region replaced by ``raise NotImplementedError()``."""
-    nb = read_notebook(SOURCE)
-    parts = []
-    for cell in nb.cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.cell_type == "code" and meta.get("solution") is True:
-            parts.append(
-                re.sub(
-                    r"^(\s*)### BEGIN SOLUTION\n.*?### END SOLUTION",
-                    r"\1# YOUR CODE HERE\n\1raise NotImplementedError()",
-                    cell.source,
-                    flags=re.DOTALL | re.MULTILINE,
-                )
-            )
-    return "\n\n\n".join(parts) + "\n"
-
-
-BLANK = blank_template()
+BLANK = blank_template(SOURCE)
 
 
 # --- the reference solution -------------------------------------------------------------------

@@ -26,6 +26,7 @@ from servers.client import connect
 from servers.learner_host import build_server, load_learner_code
 from servers.learner_host.host import CELL_SEPARATOR
 from servers.learner_host.kit_lab2 import SCENARIO
+from labtests import assert_sentence_in_words, blank_template, cells, failed, line_of, mutate  # noqa: F401
 
 LAB = "lab2_scopes_expansion"
 REPO = Path(__file__).resolve().parents[2]
@@ -37,10 +38,6 @@ PROPERTY_CHECKS = {"expand_matches_reference", "resolve_matches_reference"}
 EXPAND_CHECKS = {name for name in ALL_CHECKS if name.startswith("expand_")}
 RESOLVE_CHECKS = {name for name in ALL_CHECKS if name.startswith("resolve_")}
 CONFIG_CHECKS = {name for name in ALL_CHECKS if name.startswith("config_")}
-
-
-def cells(code: str) -> list[str]:
-    return code.split(f"\n{CELL_SEPARATOR}\n")
 
 
 def stdio_servers(code: str) -> dict[str, tuple] | None:
@@ -76,57 +73,7 @@ def grade(code: str, names: set[str] | None = None) -> dict[str, CheckResult]:
         return {name: run_check(check, host) for name, check in checks.checks.items() if name in names}
 
 
-def failed(results: dict[str, CheckResult]) -> set[str]:
-    return {name for name, result in results.items() if not result.passed}
-
-
-def mutate(code: str, *edits: tuple[str, str]) -> str:
-    """Apply exact text replacements, each of which must match exactly once."""
-    for old, new in edits:
-        assert code.count(old) == 1, f"the text to replace must occur exactly once: {old!r}"
-        code = code.replace(old, new)
-    return code
-
-
-def line_of(code: str, fragment: str) -> tuple[int, int]:
-    """(answer cell number, 1-based line within that cell) of the one line holding ``fragment``."""
-    hits = [
-        (cell, n)
-        for cell, text in enumerate(cells(code), start=1)
-        for n, line in enumerate(text.splitlines(), start=1)
-        if fragment in line
-    ]
-    assert len(hits) == 1, hits
-    return hits[0]
-
-
-def assert_sentence_in_words(message: str) -> None:
-    """A failure message a learner can read: words, never a traceback or the check's code."""
-    assert message.strip()
-    assert "Traceback" not in message
-    assert 'File "' not in message
-    assert "expect(" not in message
-    assert "def " not in message
-    assert "structured(" not in message
-    assert "learner_expand(" not in message and "reference_resolve(" not in message
-    assert re.search(r"[A-Za-z]{3,} [A-Za-z]{2,}", message), message
-
-
-def blank_template() -> str:
-    """The released lab: each solution region replaced by ``raise NotImplementedError()``, read as the grader reads it."""
-    nb = read_notebook(SOURCE)
-    for cell in nb.cells:
-        if is_answer_cell(cell):
-            cell.source = re.sub(
-                r"^(\s*)### BEGIN SOLUTION\n.*?### END SOLUTION",
-                r"\1# YOUR CODE HERE\n\1raise NotImplementedError()",
-                cell.source,
-                flags=re.DOTALL | re.MULTILINE,
-            )
-    return answer_code(nb)
-
-
-BLANK = blank_template()
+BLANK = blank_template(SOURCE)
 SOLUTION_STDIO = stdio_servers(SOLUTION)
 
 

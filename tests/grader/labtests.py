@@ -1,0 +1,75 @@
+"""Shared helpers of the lab-check tests: edit a solution, find a line, read a verdict."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from grader.checking import CheckResult
+from grader.notebook import answer_code, is_answer_cell, read_notebook
+from servers.learner_host.host import CELL_SEPARATOR
+
+# Pieces of the checks' own code that must never reach a learner's feedback.
+CHECK_CODE = (
+    "expect(",
+    "def ",
+    "structured(",
+    "learner_expand(",
+    "reference_resolve(",
+    "host.read(",
+    "host.call(",
+    "catalog_entries(",
+    "read_json(",
+)
+
+
+def failed(results: dict[str, CheckResult]) -> set[str]:
+    return {name for name, result in results.items() if not result.passed}
+
+
+def mutate(code: str, *edits: tuple[str, str]) -> str:
+    """Apply exact text replacements, each of which must match exactly once."""
+    for old, new in edits:
+        assert code.count(old) == 1, f"the text to replace must occur exactly once: {old!r}"
+        code = code.replace(old, new)
+    return code
+
+
+def cells(code: str) -> list[str]:
+    return code.split(f"\n{CELL_SEPARATOR}\n")
+
+
+def line_of(code: str, fragment: str) -> tuple[int, int]:
+    """(answer cell number, 1-based line within that cell) of the one line holding ``fragment``."""
+    hits = [
+        (cell, n)
+        for cell, text in enumerate(cells(code), start=1)
+        for n, line in enumerate(text.splitlines(), start=1)
+        if fragment in line
+    ]
+    assert len(hits) == 1, hits
+    return hits[0]
+
+
+def assert_sentence_in_words(message: str) -> None:
+    """A failure message a learner can read: words, never a traceback or the check's code."""
+    assert message.strip()
+    assert "Traceback" not in message
+    assert 'File "' not in message
+    for fragment in CHECK_CODE:
+        assert fragment not in message, fragment
+    assert re.search(r"[A-Za-z]{3,} [A-Za-z]{2,}", message), message
+
+
+def blank_template(source: Path) -> str:
+    """The released lab: each solution region replaced by ``raise NotImplementedError()``, read as the grader reads it."""
+    nb = read_notebook(source)
+    for cell in nb.cells:
+        if is_answer_cell(cell):
+            cell.source = re.sub(
+                r"^(\s*)### BEGIN SOLUTION\n.*?### END SOLUTION",
+                r"\1# YOUR CODE HERE\n\1raise NotImplementedError()",
+                cell.source,
+                flags=re.DOTALL | re.MULTILINE,
+            )
+    return answer_code(nb)
