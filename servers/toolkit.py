@@ -197,7 +197,34 @@ def build_server(
         handlers.update(on_list_resources=list_resources, on_list_resource_templates=list_templates, on_read_resource=read_resource)
     if prompts:
         handlers.update(on_list_prompts=list_prompts, on_get_prompt=get_prompt)
-    return Server(name, version=version, instructions=instructions, **handlers)
+    server = Server(name, version=version, instructions=instructions, **handlers)
+    server.middleware.append(ConnectionLog())
+    return server
+
+
+class ConnectionLog:
+    """Log who connected, once per connection: the protocol version and the client's name and version.
+
+    The pitfalls article's advice (shared/seeds/002_88507e95fbf07875.txt, section 1.1): when a client
+    cannot connect, this line tells which client and which protocol version it spoke. The client
+    introduces itself in ``initialize`` (handshake era) or in every request's ``_meta`` (2026 era).
+    """
+
+    def __init__(self) -> None:
+        self._seen: set[tuple[str, str]] = set()
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        if getattr(ctx, "request_id", None) is not None:
+            params = ctx.params if isinstance(ctx.params, dict) else {}
+            meta = ctx.meta if isinstance(getattr(ctx, "meta", None), dict) else {}
+            info = params.get("clientInfo") or meta.get(types.CLIENT_INFO_META_KEY) or {}
+            version = params.get("protocolVersion") or meta.get(types.PROTOCOL_VERSION_META_KEY) or ctx.protocol_version
+            who = f"{info.get('name', '?')} {info.get('version', '')}".strip() if isinstance(info, dict) else str(info)
+            # The 2026 era has no handshake: log each client the first time it is seen.
+            if version and (str(version), who) not in self._seen:
+                self._seen.add((str(version), who))
+                log.info("client connected: protocolVersion=%s clientInfo=%s", version, who or "(none)")
+        return await call_next(ctx)
 
 
 def run_stdio(server: Server) -> None:
@@ -205,7 +232,8 @@ def run_stdio(server: Server) -> None:
     from mcp.server.stdio import stdio_server
 
     server = getattr(server, "_lowlevel_server", server)
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
+    log.setLevel(logging.INFO)
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):

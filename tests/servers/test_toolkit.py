@@ -332,3 +332,19 @@ async def test_a_tool_handler_that_never_returns_does_not_block_the_event_loop()
     finally:
         release.set()
         safety_net.cancel()
+
+
+def test_the_server_logs_who_connected_once_per_client(caplog):
+    """Seed 002, section 1.1: log the client's protocol version and name when it connects."""
+    import logging
+
+    from servers.client import connect
+    from servers.notes import build_server as build_notes
+
+    caplog.set_level(logging.INFO, logger="servers")
+    with connect(build_notes()) as session:
+        session.tools()
+        session.tools()
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("client connected:")]
+    assert len(lines) == 1, lines
+    assert "protocolVersion=" in lines[0] and "clientInfo=mcp" in lines[0]
