@@ -1,4 +1,4 @@
-"""Command-line entry points: decide, and the grading pipeline over nbgrader."""
+"""Command-line entry points: decide, resolve, check-server, and the grading pipeline over nbgrader."""
 
 from __future__ import annotations
 
@@ -193,6 +193,31 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0 if all(o.ok for o in outcomes) else 1
 
 
+def cmd_check_server(args: argparse.Namespace) -> int:
+    """Start one stdio server, check it against the pre-launch rules, print the table or JSON."""
+    from grader.server_check import CheckInputError, check_server, command_params, load_samples, mcp_json_params, parse_names
+
+    try:
+        samples = load_samples(args.sample) if args.sample else []
+        if args.command_line is not None:
+            params = command_params(args.command_line, cwd=args.project)
+        else:
+            params = mcp_json_params(args.mcp_json_server, project=args.project, home=args.home)
+        report = check_server(
+            params,
+            server_name=args.name or args.mcp_json_server,
+            expected_tools=parse_names(args.expect),
+            read_only=parse_names(args.read_only),
+            samples=samples,
+            plugin=args.plugin,
+            timeout=args.timeout,
+        )
+    except CheckInputError as exc:
+        raise UsageError(str(exc))
+    print(json.dumps(report.to_json(), indent=2, ensure_ascii=False) if args.json else report.table())
+    return 0 if report.ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -214,6 +239,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--managed", type=Path, help="A JSON file of managed servers ({\"mcpServers\": {...}} or managedMcpServers).")
     p.add_argument("--readable", action="store_true", help="Explain each decision in sentences instead of printing JSON.")
     p.set_defaults(run=cmd_resolve)
+
+    p = sub.add_parser(
+        "check-server",
+        help="Start one stdio MCP server and check it against the pre-launch rules (whitelist, annotations, descriptions, "
+        "names, schemas, sample results); exit 1 when a required rule fails.",
+    )
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--command", dest="command_line", metavar="CMD", help='The server\'s command line, e.g. "python -m servers.support_desk".')
+    which.add_argument("--mcp-json-server", metavar="NAME", help="A stdio server of the project's .mcp.json, by name, resolved as Claude Code would.")
+    p.add_argument("--project", type=Path, help="The project folder (default: the current one); the server runs there.")
+    p.add_argument("--home", type=Path, help="The home folder whose ~/.claude.json counts too (default: none, an empty temporary home).")
+    p.add_argument("--name", help="The server name Claude Code uses in mcp__<name>__<tool> (default: the --mcp-json-server name, else the name the server reports).")
+    p.add_argument("--expect", metavar="TOOL,...", help="The tools the server should publish, exactly (the whitelist).")
+    p.add_argument("--read-only", metavar="TOOL,...", help="The read-only tools (default: tools named get_, list_, search_).")
+    p.add_argument("--sample", metavar="JSON_FILE", help='Sample calls: [{"tool": ..., "arguments": {...}, "expect": "error|empty|ok"}, ...].')
+    p.add_argument("--plugin", help="Also check the plugin form mcp__plugin_<plugin>_<server>__<tool> for this plugin name.")
+    p.add_argument("--timeout", type=float, default=30.0, help="Seconds to wait for each answer (default 30).")
+    p.add_argument("--json", action="store_true", help="Print the report as JSON instead of a table.")
+    p.set_defaults(run=cmd_check_server)
 
     def with_course(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         from grader.pipeline import DEFAULT_COURSE

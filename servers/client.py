@@ -49,13 +49,15 @@ def stdio_params(module: str, *, env: Mapping[str, str] | None = None, args: tup
 class Session(AbstractContextManager["Session"]):
     """A blocking MCP client session, for notebook cells and scripts."""
 
-    def __init__(self, server: Any, *, timeout: float | None = 30.0) -> None:
+    def __init__(self, server: Any, *, timeout: float | None = 30.0, client_info: Any = None) -> None:
         self._stack = ExitStack()
         self._timeout = timeout
         try:
             self._portal = self._stack.enter_context(start_blocking_portal())
             self.client: Client = self._stack.enter_context(
-                self._portal.wrap_async_context_manager(Client(server, read_timeout_seconds=timeout))
+                self._portal.wrap_async_context_manager(
+                    Client(server, read_timeout_seconds=timeout, client_info=client_info)
+                )
             )
         except BaseException:
             self._stack.close()
@@ -78,8 +80,8 @@ class Session(AbstractContextManager["Session"]):
         return self._run(self.client.call_tool, tool, dict(arguments or {}))
 
     def tools(self) -> list[dict[str, Any]]:
-        """The server's ``tools/list``, each tool in wire format."""
-        return [wire(tool) for tool in self._run(self.client.list_tools).tools]
+        """The server's ``tools/list``, each tool in wire format (its own ``_meta`` kept)."""
+        return [wire(tool, envelope=True) for tool in self._run(self.client.list_tools).tools]
 
     def resources(self) -> list[dict[str, Any]]:
         """The server's ``resources/list``, in wire format."""
