@@ -48,14 +48,14 @@ def build_server(notes: Notes | None = None):
     specs = [
         ToolSpec(
             "add_note",
-            "Save a one-line personal note. Call it when the user asks you to remember something.",
+            "Save a one-line personal note. Call it when the user asks you to remember something. Returns how many notes are saved.",
             AddNote,
             lambda a: notes.add(a.text),
             types.ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
         ),
         ToolSpec(
             "list_notes",
-            "List the user's saved notes, optionally filtered by text. An empty list means no note matches.",
+            "List the user's saved notes, optionally filtered by text. Call it when the user asks what they noted. Returns the notes; an empty list means no note matches.",
             ListNotes,
             lambda a: notes.list(a.contains),
             types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),

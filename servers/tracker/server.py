@@ -60,11 +60,11 @@ def tracker_from_env() -> Tracker:
 def build_server(tracker: Tracker | None = None):
     tracker = tracker or tracker_from_env()
     tools = [
-        ToolSpec("list_issues", "List one page (20) of the current sprint's issue keys, without details. Call get_issue for each key you need; for a whole-sprint overview read the resource tracker://sprints/current/issues instead.", ListIssues, lambda a: tracker.list_issues(a.page), READS),
-        ToolSpec("search_issues", "Find issues whose title contains a word: returns snippets (key, title, status), 20 per page, with nextPage when there are more. An empty list means no title matches.", SearchIssues, lambda a: tracker.search_issues(a.query, a.page), READS),
-        ToolSpec("get_issue", "Get one issue in full (status, priority, assignee, component, description) by key. An unknown key is a not_found result.", GetIssue, lambda a: tracker.get_issue(a.key), READS),
-        ToolSpec("create_issue", "Create a new issue in the current sprint. Call it only when the user asks for a new issue; each call creates one more.", CreateIssue, lambda a: tracker.create_issue(a.title, a.component, a.priority), CREATES),
-        ToolSpec("set_status", "Set an issue's status (todo, in_progress, in_review, done). Safe to repeat: setting the same status twice changes nothing.", SetStatus, lambda a: tracker.set_status(a.key, a.status), UPDATES),
+        ToolSpec("list_issues", "List one page (20) of the current sprint's issue keys, without details. Use it when you must walk every issue key in order; for a whole-sprint overview read the resource tracker://sprints/current/issues instead. Returns keys and nextPage: call again with page=nextPage until it is null, then get_issue for each key you need.", ListIssues, lambda a: tracker.list_issues(a.page), READS),
+        ToolSpec("search_issues", "Find tracker issues whose title contains a word. Call it when the user names an issue by its title rather than its key. Returns snippets (key, title, status), 20 per page, with nextPage when there are more; an empty list means no title matches, a valid answer.", SearchIssues, lambda a: tracker.search_issues(a.query, a.page), READS),
+        ToolSpec("get_issue", "Get one tracker issue in full (status, priority, assignee, component, description) by key. Call it when you need an issue's details beyond the catalog. Returns the issue; an unknown key is a not_found result: tell the user the issue does not exist.", GetIssue, lambda a: tracker.get_issue(a.key), READS),
+        ToolSpec("create_issue", "Create a new tracker issue in the current sprint. Call it only when the user asks for a new issue; each call creates one more. Returns the new issue with its key: give the key to the user.", CreateIssue, lambda a: tracker.create_issue(a.title, a.component, a.priority), CREATES),
+        ToolSpec("set_status", "Set a tracker issue's status (todo, in_progress, in_review, done). Call it when the user asks to move an issue. Safe to repeat: setting the same status twice changes nothing. Returns the key and its new status.", SetStatus, lambda a: tracker.set_status(a.key, a.status), UPDATES),
     ]
     resources = [
         ResourceSpec(CATALOG_URI, "current-sprint", "Every issue of the current sprint: key, title, status, assignee.", lambda: to_json(tracker.catalog())),
