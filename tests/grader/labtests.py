@@ -73,3 +73,16 @@ def blank_template(source: Path) -> str:
                 flags=re.DOTALL | re.MULTILINE,
             )
     return answer_code(nb)
+
+
+def assert_fails_exactly(results: dict[str, CheckResult], expected: set[str], registry, messages=None) -> None:
+    """Exactly ``expected`` failed, each scoring 0 with a readable message of its own; pinned messages match."""
+    assert failed(results) == expected, {n: r.message for n, r in results.items() if not r.passed}
+    for name in expected:
+        result = results[name]
+        assert result.score == 0
+        assert not result.host_lost
+        assert_sentence_in_words(result.message)
+        assert result.message != registry[name].title
+    for name, message in (messages or {}).items():
+        assert results[name].message == message

@@ -17,7 +17,7 @@ from grader.notebook import answer_code, read_notebook
 from servers.client import connect
 from servers.learner_host import build_server, load_learner_code
 from servers.learner_host.host import CELL_SEPARATOR
-from labtests import assert_sentence_in_words, blank_template, cells, failed, line_of, mutate  # noqa: F401
+from labtests import assert_fails_exactly, assert_sentence_in_words, blank_template, cells, failed, line_of, mutate  # noqa: F401
 
 LAB = "lab1_error_results"
 SOURCE = Path(__file__).resolve().parents[2] / "labs" / "source" / LAB / f"{LAB}.ipynb"
@@ -372,15 +372,7 @@ EDITS = {mistake: edits for mistake, edits, _ in MISTAKES}
 
 @pytest.mark.parametrize(("edits", "expected"), [pytest.param(e, f, id=i) for i, e, f in MISTAKES])
 def test_a_realistic_mistake_fails_exactly_the_checks_it_should(edits, expected: set[str]) -> None:
-    results = grade(mutate(SOLUTION, *edits))
-
-    assert failed(results) == expected
-    for name in expected:
-        result = results[name]
-        assert result.score == 0
-        assert not result.host_lost
-        assert_sentence_in_words(result.message)
-        assert result.message != checks[name].title
+    assert_fails_exactly(grade(mutate(SOLUTION, *edits)), expected, checks)
 
 
 def test_every_check_has_a_catalogued_mistake_that_fails_it_alone_or_with_named_others() -> None:

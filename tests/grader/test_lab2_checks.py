@@ -26,7 +26,7 @@ from servers.client import connect
 from servers.learner_host import build_server, load_learner_code
 from servers.learner_host.host import CELL_SEPARATOR
 from servers.learner_host.kit_lab2 import SCENARIO
-from labtests import assert_sentence_in_words, blank_template, cells, failed, line_of, mutate  # noqa: F401
+from labtests import assert_fails_exactly, assert_sentence_in_words, blank_template, cells, failed, line_of, mutate  # noqa: F401
 
 LAB = "lab2_scopes_expansion"
 REPO = Path(__file__).resolve().parents[2]
@@ -481,17 +481,7 @@ MESSAGES: dict[str, dict[str, str]] = {
 @pytest.mark.parametrize(("mistake", "edits", "expected"), [pytest.param(i, e, f, id=i) for i, e, f in MISTAKES])
 def test_a_realistic_mistake_fails_exactly_the_checks_it_should(mistake: str, edits, expected: set[str]) -> None:
     code = mutate(SOLUTION, *edits)
-    results = grade(code, checks_for(code))
-
-    assert failed(results) == expected, {n: r.message for n, r in results.items() if not r.passed}
-    for name in expected:
-        result = results[name]
-        assert result.score == 0
-        assert not result.host_lost
-        assert_sentence_in_words(result.message)
-        assert result.message != checks[name].title
-    for name, message in MESSAGES.get(mistake, {}).items():
-        assert results[name].message == message
+    assert_fails_exactly(grade(code, checks_for(code)), expected, checks, MESSAGES.get(mistake))
 
 
 def test_every_check_has_a_catalogued_mistake_that_fails_it_alone_or_with_named_others() -> None:
