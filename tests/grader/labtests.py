@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -86,3 +87,10 @@ def assert_fails_exactly(results: dict[str, CheckResult], expected: set[str], re
         assert result.message != registry[name].title
     for name, message in (messages or {}).items():
         assert results[name].message == message
+
+
+def write_json(path: Path, data) -> Path:
+    """Write ``data`` as JSON (a string is written as is, to test malformed files), creating folders."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
+    return path

@@ -12,29 +12,10 @@ from typing import Any
 import pytest
 
 from grader.cli import main
+from labtests import write_json
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "ghp_resolved_secret_value_123"
-
-
-def write_json(path: Path, data: Any) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
 
 
 GITHUB = {

@@ -29,28 +29,9 @@ from grader.scopes import (
     resolve,
     resolve_sources,
 )
+from labtests import write_json
 
 # --- building the files in tmp_path ---------------------------------------------------------
-
-
-def write_json(path: Path, data: Any) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
 
 
 def claude_json(home: Path, *, user: dict | None = None, local: dict | None = None, project: Path | None = None) -> None:
