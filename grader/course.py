@@ -13,9 +13,12 @@ gradebook, formgrader, feedback and export work unchanged.
 from __future__ import annotations
 
 from nbformat.v4 import new_output
+from nbgrader import utils
+from nbgrader.converters import GenerateAssignment
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
+    ClearSolutions,
     LimitOutput,
     NbGraderPreprocessor,
     SaveAutoGrades,
@@ -74,10 +77,45 @@ class TrustedChecks(NbGraderPreprocessor):
         return nb, resources
 
 
+STARTING_CODE = "starting_code"  # key under an answer cell's metadata["course"]
+
+
+def starting_code(cell) -> str | None:
+    """The code an answer cell hands out instead of a stub (lab 4: the flawed server to fix), if any."""
+    value = cell.get("metadata", {}).get("course", {}).get(STARTING_CODE)
+    if value is None:
+        return None
+    return value if isinstance(value, str) else "".join(value)
+
+
+class ClearSolutionsToStartingCode(ClearSolutions):
+    """nbgrader's ClearSolutions, except that an answer cell with starting code is handed out with that code.
+
+    Stock ClearSolutions can only put a stub where the solution was; a lab whose task is to fix
+    given code needs the code, and the release must not carry the solution along in metadata.
+    """
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        code = starting_code(cell)
+        if code is not None and utils.is_solution(cell):
+            cell.source = code
+            del cell.metadata["course"][STARTING_CODE]
+            if not cell.metadata["course"]:
+                del cell.metadata["course"]
+            return cell, resources
+        return super().preprocess_cell(cell, resources, cell_index)
+
+
+def release_preprocessors() -> list:
+    """nbgrader's release steps, with ClearSolutions replaced by ClearSolutionsToStartingCode."""
+    return [ClearSolutionsToStartingCode if step is ClearSolutions else step for step in GenerateAssignment.class_traits()["preprocessors"].default()]
+
+
 def configure(c: Config) -> Config:
     """nbgrader settings for this course; ``labs/nbgrader_config.py`` and the CLI both use them."""
     c.CourseDirectory.course_id = COURSE_ID
     c.CourseDirectory.db_assignments = [{"name": lab} for lab in LAB_MODULES]
+    c.GenerateAssignment.preprocessors = release_preprocessors()
     c.Autograde.autograde_preprocessors = [
         TrustedChecks,
         ClearMetadataPreprocessor,

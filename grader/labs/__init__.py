@@ -10,6 +10,7 @@ LAB_MODULES = {
     "lab1_error_results": "grader.labs.lab1_error_results",
     "lab2_scopes_expansion": "grader.labs.lab2_scopes_expansion",
     "lab3_tools_resources": "grader.labs.lab3_tools_resources",
+    "lab4_server_integration": "grader.labs.lab4_server_integration",
 }
 
 

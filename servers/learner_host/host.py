@@ -41,18 +41,33 @@ def _kits() -> dict[str, Callable[[], dict[str, Any]]]:
 
         return {name: getattr(kit_lab3, name) for name in kit_lab3.__all__}
 
-    return {"lab1_error_results": lab1, "lab2_scopes_expansion": lab2, "lab3_tools_resources": lab3}
+    def lab4() -> dict[str, Any]:
+        from servers.learner_host import kit_lab4
+
+        return {name: getattr(kit_lab4, name) for name in kit_lab4.__all__}
+
+    return {
+        "lab1_error_results": lab1,
+        "lab2_scopes_expansion": lab2,
+        "lab3_tools_resources": lab3,
+        "lab4_server_integration": lab4,
+    }
 
 
 def _hosts() -> dict[str, Callable[[dict[str, Any]], list[ToolSpec]]]:
     from servers.learner_host.lab1 import lab1_specs
     from servers.learner_host.lab2 import lab2_specs
 
-    return {"lab1_error_results": lab1_specs, "lab2_scopes_expansion": lab2_specs, "lab3_tools_resources": None}
+    return {
+        "lab1_error_results": lab1_specs,
+        "lab2_scopes_expansion": lab2_specs,
+        "lab3_tools_resources": None,
+        "lab4_server_integration": None,
+    }
 
 
 # Labs whose learners write the server itself: the host serves their `server` object.
-SERVER_LABS = {"lab3_tools_resources"}
+SERVER_LABS = {"lab3_tools_resources", "lab4_server_integration"}
 
 
 def known_labs() -> list[str]:

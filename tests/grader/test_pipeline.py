@@ -84,6 +84,25 @@ def test_solution_scores_full_marks_and_blank_release_scores_zero(graded, lab):
     assert rows["blank"]["score"] == 0
 
 
+def test_a_fix_it_lab_is_released_with_its_starting_code_and_without_the_solution(graded):
+    from grader.course import starting_code
+    from grader.notebook import is_answer_cell
+
+    course, _, _ = graded
+    lab = "lab4_server_integration"
+    source = nbformat.read(str(course.root / "source" / lab / f"{lab}.ipynb"), as_version=4)
+    released = nbformat.read(str(course.root / "release" / lab / f"{lab}.ipynb"), as_version=4)
+    (source_cell,) = [c for c in source.cells if is_answer_cell(c)]
+    (released_cell,) = [c for c in released.cells if is_answer_cell(c)]
+    assert released_cell.source == starting_code(source_cell) != source_cell.source
+    assert "course" not in released_cell.metadata
+    text = nbformat.writes(released)
+    assert "def failure(" not in text and "SearchUnavailable as exc" not in text
+    # The other labs still get nbgrader's stub.
+    lab1 = nbformat.read(str(course.root / "release" / LAB / f"{LAB}.ipynb"), as_version=4)
+    assert all("raise NotImplementedError()" in c.source for c in lab1.cells if is_answer_cell(c))
+
+
 def test_feedback_lists_every_check_in_notebook_order_with_its_message(graded):
     course, _, _ = graded
     text = feedback_text(course, "retries_business_error")

@@ -1,7 +1,8 @@
-"""Regenerate the sample submissions: ``python tests/submissions/make_samples.py``.
+"""Regenerate the sample submissions: ``python tests/submissions/make_samples.py [LAB ...]``.
 
 Each sample is the released lab notebook with its answer cells filled in from the
-solution, then one named mistake applied. The expected outcome of every sample is
+solution, then one named mistake applied; or (``PARTIAL_FIXES``) the released notebook
+as handed out with some of its flaws fixed. The expected outcome of every sample is
 written by hand in ``expected.json``, not derived from this script.
 """
 
@@ -110,6 +111,67 @@ MISTAKES["lab3_tools_resources"] = {
 }
 
 
+MISTAKES["lab4_server_integration"] = {
+    "private_tool_left_in": [
+        (
+            """    return result(f"{outline['title']} ({outline['published']}): {outline['summary']} Read it at {outline['url']}.", outline)""",
+            """    return result(f"{outline['title']} ({outline['published']}): {outline['summary']} Read it at {outline['url']}.", outline)\n\n\n"""
+            """@server.tool(annotations=READ_ONLY)\ndef seo_traffic_report(days: int = 7) -> dict:\n    \"\"\"Traffic.\"\"\"\n    return BLOG.traffic_report(days)""",
+        )
+    ],
+    "long_name_kept": [
+        ("def get_article(\n", "def get_article_outline_with_title_summary_and_section_headings_for_one_published_blog_post(\n")
+    ],
+    "exception_on_unknown_slug": [
+        (
+            """    try:\n        outline = BLOG.outline(slug)\n    except KeyError:\n""",
+            """    outline = BLOG.outline(slug)\n    if outline is None:\n""",
+        )
+    ],
+    "empty_search_is_error": [
+        (
+            """    if not hits:\n        text = f"No article of the blog matches {query!r}; this is a valid answer."\n""",
+            """    if not hits:\n        return failure("not_found", f"No article matches {query!r}.", False, code="NO_ARTICLES")\n"""
+            """    if not hits:\n        text = f"No article of the blog matches {query!r}; this is a valid answer."\n""",
+        )
+    ],
+    "snippets_without_pages": [
+        ("for a in hits[start:start + PAGE_SIZE]]", "for a in hits]"),
+        ("next_page = page + 1 if start + PAGE_SIZE < len(hits) else None", "next_page = None"),
+    ],
+    "fix_changes_answers": [
+        ("start = (page - 1) * PAGE_SIZE", "start = page * PAGE_SIZE"),
+    ],
+}
+
+# Partial fixes: edits applied to the starting code the release hands out (lab 4 only).
+PARTIAL_FIXES: dict[str, dict[str, list[tuple[str, str]]]] = {
+    "lab4_server_integration": {
+        "removed_private_tool_only": [
+            (
+                """\n\n\n@server.tool()\ndef seo_traffic_report(days: int = 7) -> dict:\n    \"\"\"Traffic.\"\"\"\n    return BLOG.traffic_report(days)""",
+                "",
+            )
+        ],
+        "renamed_and_annotated": [
+            (
+                """\n\n\n@server.tool()\ndef seo_traffic_report(days: int = 7) -> dict:\n    \"\"\"Traffic.\"\"\"\n    return BLOG.traffic_report(days)""",
+                "",
+            ),
+            (
+                """@server.tool()\ndef search_articles""",
+                """READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)\n\n\n"""
+                """@server.tool(annotations=READ_ONLY)\ndef search_articles""",
+            ),
+            (
+                """@server.tool()\ndef get_article_outline_with_title_summary_and_section_headings_for_one_published_blog_post(""",
+                """@server.tool(annotations=READ_ONLY)\ndef get_article(""",
+            ),
+        ],
+    }
+}
+
+
 def solution_sources(source: Path) -> dict[str, str]:
     nb = nbformat.read(str(source), as_version=4)
     return {
@@ -119,25 +181,37 @@ def solution_sources(source: Path) -> dict[str, str]:
     }
 
 
-def main() -> None:
+def apply(lab: str, student: str, nb, edits: list[tuple[str, str]]) -> None:
+    for old, new in edits:
+        hits = [cell for cell in nb.cells if is_answer_cell(cell) and old in cell.source]
+        if len(hits) != 1 or hits[0].source.count(old) != 1:
+            raise SystemExit(f"{lab}/{student}: the text to replace must occur exactly once: {old!r}")
+        hits[0].source = hits[0].source.replace(old, new)
+
+
+def main(labs: list[str]) -> None:
+    unknown = sorted(set(labs) - set(MISTAKES))
+    if unknown:
+        raise SystemExit(f"No samples are defined for {', '.join(unknown)}; labs with samples: {', '.join(MISTAKES)}.")
+    labs = labs or list(MISTAKES)
     with tempfile.TemporaryDirectory() as tmp:
         course_root = Path(tmp) / "course"
         shutil.copytree(REPO / "labs" / "source", course_root / "source")
-        Course(course_root).release(list(MISTAKES))
-        for lab, mistakes in MISTAKES.items():
+        Course(course_root).release(labs)
+        for lab in labs:
             released = course_root / "release" / lab / f"{lab}.ipynb"
             answers = solution_sources(REPO / "labs" / "source" / lab / f"{lab}.ipynb")
-            for student, edits in {"blank": None, "solution": [], **mistakes}.items():
+            # (student, what the edits apply to, edits): the release as handed out, or the solution
+            samples = [("blank", "release", []), ("solution", "solution", [])]
+            samples += [(student, "solution", edits) for student, edits in MISTAKES[lab].items()]
+            samples += [(student, "release", edits) for student, edits in PARTIAL_FIXES.get(lab, {}).items()]
+            for student, base, edits in samples:
                 nb = nbformat.read(str(released), as_version=4)
-                if edits is not None:
+                if base == "solution":
                     for cell in nb.cells:
                         if is_answer_cell(cell):
                             cell.source = answers[cell.metadata.nbgrader["grade_id"]]
-                    for old, new in edits:
-                        hits = [cell for cell in nb.cells if is_answer_cell(cell) and old in cell.source]
-                        if len(hits) != 1 or hits[0].source.count(old) != 1:
-                            raise SystemExit(f"{lab}/{student}: the text to replace must occur exactly once: {old!r}")
-                        hits[0].source = hits[0].source.replace(old, new)
+                apply(lab, student, nb, edits)
                 out = HERE / student / lab / f"{lab}.ipynb"
                 out.parent.mkdir(parents=True, exist_ok=True)
                 nbformat.write(nb, str(out))
@@ -145,4 +219,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
