@@ -117,27 +117,55 @@ def _course(args: argparse.Namespace):
 
 def cmd_release(args: argparse.Namespace) -> int:
     course = _course(args)
+    course.check_gradebook()
     for path in course.release(args.labs or None):
         print(f"released {path.name} -> {path}")
     return 0
 
 
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 1 or more")
+    return value
+
+
 def cmd_autograde(args: argparse.Namespace) -> int:
+    from grader.batch import SchedulerUnavailable
     from grader.pipeline import format_gradebook
 
     course = _course(args)
+    if args.lab:
+        course.check_lab(args.lab)
+    course.check_gradebook()
     pairs = course.collect(args.submissions)
     for problem in course.skipped:
         print(f"skipped {problem}", file=sys.stderr)
     if args.lab:
-        course.check_lab(args.lab)
         pairs = [(s, lab) for s, lab in pairs if lab == args.lab]
-    outcomes = course.autograde(pairs)
+        if not pairs:
+            raise UsageError(
+                f"{args.submissions} holds no submission of {args.lab}. Check --lab, or that the folders are laid out "
+                f"as <student>/{args.lab}/{args.lab}.ipynb."
+            )
+    try:
+        outcomes = course.autograde(pairs, jobs=args.jobs, scheduler=args.scheduler, progress=sys.stderr)
+    except SchedulerUnavailable as exc:
+        raise UsageError(str(exc)) from None
     failed = [o for o in outcomes if not o.ok]
     for o in failed:
         print(f"could not grade {o.student}/{o.lab}: {o.message}", file=sys.stderr)
     print(f"autograded {len(outcomes) - len(failed)} of {len(outcomes)} submission(s)")
     print(format_gradebook(course.gradebook()))
+    if failed or course.skipped:
+        print(
+            f"{len(outcomes) - len(failed)} submission(s) were graded and saved in the gradebook; fix or replace the "
+            f"{len(failed) + len(course.skipped)} above as each line says and run autograde again.",
+            file=sys.stderr,
+        )
     return 1 if failed else 0
 
 
@@ -150,6 +178,12 @@ def cmd_feedback(args: argparse.Namespace) -> int:
         print(f"feedback {path}")
     for o in failures:
         print(f"no feedback for {o.student}/{o.lab}: {o.message}", file=sys.stderr)
+    if failures:
+        print(
+            f"{len(paths)} feedback page(s) were written; autograde the {len(failures)} submission(s) above again, "
+            "then run feedback again.",
+            file=sys.stderr,
+        )
     return 1 if failures else 0
 
 
@@ -165,11 +199,22 @@ def cmd_gradebook(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    from grader.report import write_report
+
+    report, path = write_report(_course(args), args.out)
+    print(f"report written to {path}")
+    if report.empty:
+        print(report.empty_sentence)
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Release every lab into a fresh course, autograde the bundled samples, print the gradebook."""
+    """Release every lab into a fresh course, autograde the bundled samples, write feedback, grades and the report."""
     import shutil
 
     from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course, format_gradebook
+    from grader.report import write_report
 
     work = Path(args.work).resolve()
     if work.exists():
@@ -180,7 +225,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     for path in course.release():
         print(f"released {path.name}")
     pairs = course.collect(SAMPLE_SUBMISSIONS)
-    outcomes = course.autograde(pairs)
+    outcomes = course.autograde(pairs, progress=sys.stderr)
     for o in outcomes:
         if not o.ok:
             print(f"could not grade {o.student}/{o.lab}: {o.message}", file=sys.stderr)
@@ -188,8 +233,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     for o in failures:
         print(f"no feedback for {o.student}/{o.lab}: {o.message}", file=sys.stderr)
     csv = course.export(work / "grades.csv")
+    _, report = write_report(course, work / "report.html")
     print(format_gradebook(course.gradebook()))
-    print(f"feedback in {work / 'feedback'}; grades in {csv}")
+    print(f"feedback in {work / 'feedback'}; grades in {csv}; cohort report in {report}")
     return 0 if all(o.ok for o in outcomes) else 1
 
 
@@ -272,6 +318,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = with_course(sub.add_parser("autograde", help="Grade a folder of submissions laid out as <student>/<lab>/<lab>.ipynb."))
     p.add_argument("submissions", type=Path, help="The folder of submissions.")
     p.add_argument("--lab", help="Grade only this lab.")
+    p.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=None,
+        help="Submissions graded at once, each by its own worker process (default: the number of cores).",
+    )
+    p.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Grade on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:PORT); needs the dask extra.",
+    )
     p.set_defaults(run=cmd_autograde)
 
     p = with_course(sub.add_parser("feedback", help="Write each graded submission's feedback as HTML."))
@@ -284,7 +341,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = with_course(sub.add_parser("gradebook", help="Print every graded submission's score."))
     p.set_defaults(run=cmd_gradebook)
 
-    p = sub.add_parser("demo", help="Release the labs into a fresh course, autograde the bundled samples, print the gradebook.")
+    p = with_course(
+        sub.add_parser("report", help="Write the cohort report: score distribution per lab, pass rate per check, most common mistakes.")
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("report.html"),
+        help="The report file: .html (histograms embedded) or .md (histograms as PNG files beside it); default report.html.",
+    )
+    p.set_defaults(run=cmd_report)
+
+    p = sub.add_parser(
+        "demo",
+        help="Release the labs into a fresh course, autograde the bundled samples, write feedback, grades and the cohort report.",
+    )
     p.add_argument("--work", type=Path, default=Path("build/demo-course"), help="Where to build the course (replaced).")
     p.set_defaults(run=cmd_demo)
     return parser

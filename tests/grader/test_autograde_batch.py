@@ -1,0 +1,182 @@
+"""Autograde a batch through the real CLI: any --jobs gives the same gradebook, and a run killed with SIGKILL
+at any phase resumes without losing or regrading anything.
+
+One course is released once; each case grades a copy of it. The kill is injected at an exact
+point (``GRADER_KILL_AFTER``: the process sends itself SIGKILL, no clean-up), so each case is
+deterministic.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from grader.batch import KILL_AFTER, STORE
+from grader.course import COURSE_ID, graded_cells
+from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = [
+    ("solution", "lab1_error_results"),
+    ("retries_business_error", "lab1_error_results"),
+    ("solution", "lab2_scopes_expansion"),
+    ("project_beats_local", "lab2_scopes_expansion"),
+    ("missing_template", "lab3_tools_resources"),
+    ("solution", "lab4_server_integration"),
+    ("renamed_and_annotated", "lab4_server_integration"),
+    ("blank", "lab4_server_integration"),
+]
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("released") / "course"
+    shutil.copytree(DEFAULT_COURSE / "source", root / "source")
+    Course(root).release(sorted({lab for _, lab in SAMPLES}))
+    return root
+
+
+@pytest.fixture(scope="module")
+def submissions(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("submissions")
+    for student, lab in SAMPLES:
+        shutil.copytree(SAMPLE_SUBMISSIONS / student / lab, folder / student / lab)
+    return folder
+
+
+def autograde(course: Path, submissions: Path, *options: str, kill_after: str | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != KILL_AFTER}
+    if kill_after:
+        env[KILL_AFTER] = kill_after
+    return subprocess.run(
+        [sys.executable, "-m", "grader", "autograde", str(submissions), "--course", str(course), *options],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
+    )
+
+
+def outcome(course: Path) -> dict:
+    """Every graded cell's score (gradebook) and verdict (the autograded notebook), per submission."""
+    found = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", course_id=COURSE_ID) as gb:
+        for student, lab in SAMPLES:
+            nb = gb.find_submission_notebook(lab, lab, student)
+            scores = {grade.name: grade.score for grade in nb.grades}
+            autograded = nbformat.read(str(course / "autograded" / student / lab / f"{lab}.ipynb"), as_version=4)
+            verdicts = {c.metadata.nbgrader["grade_id"]: c.outputs[0]["text"] for c in graded_cells(autograded)}
+            found[student, lab] = (scores, verdicts)
+    return found
+
+
+def stamps(folder: Path) -> dict[str, int]:
+    return {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def one_job(released, submissions, tmp_path_factory) -> dict:
+    course = tmp_path_factory.mktemp("one-job") / "course"
+    shutil.copytree(released, course)
+    run = autograde(course, submissions, "--jobs", "1")
+    assert run.returncode == 0, run.stderr
+    return outcome(course)
+
+
+def test_one_job_grades_every_submission(one_job) -> None:
+    assert len(one_job) == len(SAMPLES)
+    assert sum(one_job["solution", "lab4_server_integration"][0].values()) == 17
+    assert sum(one_job["blank", "lab4_server_integration"][0].values()) == 0
+
+
+def test_two_jobs_give_the_same_gradebook_and_verdicts_as_one(released, submissions, one_job, tmp_path) -> None:
+    course = tmp_path / "course"
+    shutil.copytree(released, course)
+
+    run = autograde(course, submissions, "--jobs", "2")
+
+    assert run.returncode == 0, run.stderr
+    assert outcome(course) == one_job
+    assert f"checks [########################] {len(SAMPLES)}/{len(SAMPLES)} (100 %)" in run.stderr
+    assert "left" in run.stderr  # the estimate of time left
+
+
+@pytest.mark.parametrize("kill_after", ["checks:3", "record:5"])
+def test_a_run_killed_at_any_phase_resumes_to_the_same_gradebook_without_regrading(
+    released, submissions, one_job, tmp_path, kill_after
+) -> None:
+    course = tmp_path / "course"
+    shutil.copytree(released, course)
+
+    killed = autograde(course, submissions, "--jobs", "2", kill_after=kill_after)
+    assert killed.returncode == -signal.SIGKILL
+    before = stamps(course / STORE)
+    assert before  # some work was kept
+
+    rerun = autograde(course, submissions, "--jobs", "2")
+
+    assert rerun.returncode == 0, rerun.stderr
+    assert outcome(course) == one_job
+    after = stamps(course / STORE)
+    # Nothing kept before the kill was written again: no submission's checks ran twice, and no
+    # submission recorded before the kill was recorded again.
+    assert {name: after[name] for name in before} == before
+    assert len([n for n in after if n.startswith("results")]) == len(SAMPLES)
+
+
+def test_a_rerun_of_a_finished_batch_grades_nothing_again(released, submissions, tmp_path) -> None:
+    course = tmp_path / "course"
+    shutil.copytree(released, course)
+    assert autograde(course, submissions, "--jobs", "2").returncode == 0
+    before = stamps(course / STORE)
+
+    rerun = autograde(course, submissions, "--jobs", "2")
+
+    assert rerun.returncode == 0
+    assert stamps(course / STORE) == before
+    assert "checks [########################]" in rerun.stderr
+
+
+def test_a_changed_submission_is_graded_again_and_the_rest_are_not(released, submissions, tmp_path) -> None:
+    course, changed = tmp_path / "course", tmp_path / "submissions"
+    shutil.copytree(released, course)
+    shutil.copytree(submissions, changed)
+    assert autograde(course, changed, "--jobs", "2").returncode == 0
+    # The student resubmits: the blank lab 4 replaced by the solution.
+    shutil.copy(changed / "solution" / "lab4_server_integration" / "lab4_server_integration.ipynb",
+                changed / "blank" / "lab4_server_integration" / "lab4_server_integration.ipynb")
+    before = stamps(course / STORE)
+
+    assert autograde(course, changed, "--jobs", "2").returncode == 0
+
+    after = stamps(course / STORE)
+    rewritten = sorted(name for name in before if after[name] != before[name])
+    assert rewritten == ["recorded/lab4_server_integration/blank", "results/lab4_server_integration/blank.json"]
+    assert sum(outcome(course)["blank", "lab4_server_integration"][0].values()) == 17
+
+
+def test_jobs_must_be_a_positive_number(submissions, tmp_path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "grader", "autograde", str(submissions), "--jobs", "0"], cwd=REPO, capture_output=True, text=True
+    )
+    assert run.returncode == 2
+    assert "--jobs: '0' is not a whole number of 1 or more" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_an_unreachable_scheduler_ends_in_a_sentence_saying_what_to_do(released, submissions, tmp_path) -> None:
+    pytest.importorskip("dask.distributed", reason="the optional Dask extra is not installed")
+    course = tmp_path / "course"
+    shutil.copytree(released, course)
+
+    run = autograde(course, submissions, "--scheduler", "tcp://127.0.0.1:9")
+
+    assert run.returncode == 2
+    assert "error: Cannot reach the Dask scheduler at tcp://127.0.0.1:9" in run.stderr
+    assert "leave out --scheduler to grade on this machine" in run.stderr
+    assert "Traceback" not in run.stderr

@@ -1,0 +1,149 @@
+"""Batch grading: stored results by key, atomic writes, a progress line with the time left, and the same
+results from one job, a pool of worker processes and a Dask cluster."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from grader.batch import Progress, ResultStore, Task, grade_all, result_key
+from grader.checking import CheckResult
+from grader.notebook import answer_code, read_notebook
+from grader.pipeline import SAMPLE_SUBMISSIONS
+
+LAB = "lab1_error_results"
+
+
+def sample_code(student: str, lab: str = LAB) -> str:
+    return answer_code(read_notebook(SAMPLE_SUBMISSIONS / student / lab / f"{lab}.ipynb"))
+
+
+# --- the store -------------------------------------------------------------------------------------
+
+
+def test_the_key_changes_with_the_code_and_the_lab() -> None:
+    assert result_key(LAB, "a = 1") == result_key(LAB, "a = 1")
+    assert result_key(LAB, "a = 1") != result_key(LAB, "a = 2")
+    assert result_key(LAB, "a = 1") != result_key("lab2_scopes_expansion", "a = 1")
+
+
+def test_stored_results_are_found_only_under_their_own_key(tmp_path) -> None:
+    store = ResultStore(tmp_path)
+    results = [CheckResult("x", 2, True, "fine"), CheckResult("y", 1, False, "wrong", host_lost=True)]
+
+    store.put(LAB, "ana", "k1", results)
+
+    assert store.get(LAB, "ana", "k1") == results
+    assert store.get(LAB, "ana", "k2") is None
+    assert store.get(LAB, "bob", "k1") is None
+    assert [p.name for p in (tmp_path / LAB).iterdir()] == ["ana.json"]  # no temporary file left behind
+
+
+@pytest.mark.parametrize("content", ["", "{not json", '{"key": "k1"}', '{"key": "k1", "results": [{"name": 1}]}', "[]"])
+def test_a_damaged_stored_result_is_graded_again_not_trusted(tmp_path, content) -> None:
+    store = ResultStore(tmp_path)
+    store.path(LAB, "ana").parent.mkdir(parents=True)
+    store.path(LAB, "ana").write_text(content)
+
+    assert store.get(LAB, "ana", "k1") is None
+
+
+def test_stored_results_are_not_graded_again(tmp_path) -> None:
+    # Results stored under the task's key are returned as they are: a rerun does not grade them again
+    # (these ones could not come from grading: no check of lab 1 is named "stored").
+    store = ResultStore(tmp_path)
+    task = Task("ana", LAB, "print('hello')")
+    fake = [CheckResult("stored", 1, True, "from the store")]
+    store.put(LAB, "ana", task.key, fake)
+
+    assert grade_all([task], store, jobs=1) == {("ana", LAB): fake}
+
+
+# --- progress --------------------------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_progress_estimates_the_time_left_from_the_pace_so_far() -> None:
+    clock, out = Clock(), io.StringIO()
+    progress = Progress(10, "autograde", stream=out, clock=clock)
+    assert progress.line().endswith("0/10 (0 %), 0 s elapsed, estimating time left")
+
+    clock.now += 8
+    progress.advance(4)
+
+    assert "[#########...............] 4/10 (40 %), 8 s elapsed, about 12 s left" in progress.line()
+    clock.now += 12
+    progress.advance(6)
+    assert progress.line().endswith("10/10 (100 %), 20 s elapsed, done")
+
+
+def test_progress_in_a_log_prints_a_line_per_tenth_not_per_submission() -> None:
+    out = io.StringIO()
+    progress = Progress(40, "checks", stream=out, clock=Clock())
+    for _ in range(40):
+        progress.advance()
+    lines = out.getvalue().splitlines()
+    # The first submission (the first estimate), then one line at each tenth of the way.
+    assert [line.split("] ")[1].split(" ")[0] for line in lines] == ["1/40"] + [f"{4 * n}/40" for n in range(1, 11)]
+    assert lines[-1].startswith("checks [########################] 40/40 (100 %)")
+
+
+# --- the same results however the batch runs -------------------------------------------------------
+
+STUDENTS = ["solution", "blank", "retries_business_error", "empty_search_is_error"]
+
+
+@pytest.fixture(scope="module")
+def one_job(tmp_path_factory):
+    tasks = [Task(s, LAB, sample_code(s)) for s in STUDENTS]
+    return tasks, grade_all(tasks, ResultStore(tmp_path_factory.mktemp("one")), jobs=1)
+
+
+def scores(results) -> dict:
+    return {key: [(r.name, r.passed, r.message) for r in value] for key, value in results.items()}
+
+
+def test_one_job_grades_each_submission_as_expected(one_job) -> None:
+    expected = json.loads((SAMPLE_SUBMISSIONS / "expected.json").read_text())[LAB]["samples"]
+    _, results = one_job
+    for student in STUDENTS:
+        assert sum(r.score for r in results[student, LAB]) == expected[student]["score"]
+
+
+def test_two_worker_processes_give_the_same_results_as_one_job(one_job, tmp_path) -> None:
+    tasks, one = one_job
+    store = ResultStore(tmp_path)
+    out = io.StringIO()
+
+    two = grade_all(tasks, store, jobs=2, progress=Progress(len(tasks), "checks", stream=out))
+
+    assert scores(two) == scores(one)
+    assert sorted(p.stem for p in (tmp_path / LAB).glob("*.json")) == sorted(STUDENTS)
+    assert out.getvalue().splitlines()[-1].startswith(f"checks [########################] {len(tasks)}/{len(tasks)}")
+
+
+def test_a_dask_cluster_of_two_workers_gives_the_same_results_as_one_job(one_job, tmp_path) -> None:
+    distributed = pytest.importorskip("dask.distributed", reason="the optional Dask extra is not installed")
+    tasks, one = one_job
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        on_dask = grade_all(tasks, ResultStore(tmp_path), scheduler=cluster.scheduler_address)
+
+    assert scores(on_dask) == scores(one)
+
+
+def test_an_unreachable_scheduler_is_refused_with_what_to_do(tmp_path) -> None:
+    pytest.importorskip("dask.distributed", reason="the optional Dask extra is not installed")
+    from grader.batch import SchedulerUnavailable
+
+    with pytest.raises(SchedulerUnavailable, match=r"Cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9.*leave out --scheduler"):
+        grade_all([Task("ana", LAB, "x = 1")], ResultStore(tmp_path), scheduler="tcp://127.0.0.1:9")

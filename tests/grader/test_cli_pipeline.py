@@ -1,0 +1,164 @@
+"""The grading commands when the instructor's input is wrong: a sentence saying what to do, never a traceback.
+
+One batch is autograded once for the module through ``python -m grader`` in a subprocess
+(so anything any library prints reaches the test): two good notebooks beside a garbage
+one, an empty file, a folder named for no lab and a folder with no notebook. The other
+tests run the CLI in process on that course, or on a copy of it with its gradebook
+overwritten by junk.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coursetests import MATRIX, copy_samples, new_course
+from grader.cli import main
+from grader.pipeline import REPO
+
+LAB = "lab1_error_results"
+GOOD = {"solution": MATRIX[LAB]["samples"]["solution"]["score"], "retries_business_error": MATRIX[LAB]["samples"]["retries_business_error"]["score"]}
+CORRUPT_TODO = "Restore it from a backup, or move it aside, release the labs again and autograde again."
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    """The course after autograding the mixed batch, the batch's folder, and what the command said."""
+    root = tmp_path_factory.mktemp("batch")
+    course = new_course(root / "course")
+    course.release([LAB])
+    subs = copy_samples(root / "subs", {LAB: list(GOOD)})
+    (subs / "garbage" / LAB).mkdir(parents=True)
+    (subs / "garbage" / LAB / f"{LAB}.ipynb").write_bytes(b"\x00\x01 not a notebook at all \xff")
+    (subs / "empty" / LAB).mkdir(parents=True)
+    (subs / "empty" / LAB / f"{LAB}.ipynb").write_bytes(b"")
+    (subs / "ann" / "lab9_nothing").mkdir(parents=True)
+    (subs / "ann" / "lab9_nothing" / "lab9_nothing.ipynb").write_text("{}")
+    (subs / "bob" / LAB).mkdir(parents=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "grader", "autograde", str(subs), "--course", str(course.root)],
+        capture_output=True, text=True, cwd=REPO, timeout=300,
+    )
+    return course, subs, run
+
+
+def run_cli(capfd, *argv) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err
+
+
+def assert_error_then_what_to_do(err: str, *fragments: str, todo: str) -> None:
+    assert err.startswith("error: ") and err.count("\n") == 1
+    for fragment in fragments:
+        assert fragment in err
+    assert err.rstrip().endswith(todo)
+
+
+# --- a batch with submissions that are not notebooks ------------------------------------------
+
+
+def test_notebooks_that_are_not_notebooks_are_named_and_the_good_ones_graded(batch):
+    course, _, run = batch
+    assert "Traceback" not in run.stdout + run.stderr
+    assert run.returncode == 1
+    lines = run.stderr.splitlines()
+    assert any(
+        line.startswith(f"could not grade garbage/{LAB}: {LAB}.ipynb is not a readable Jupyter notebook") for line in lines
+    ), lines
+    assert f"could not grade empty/{LAB}: {LAB}.ipynb is an empty file, not a readable Jupyter notebook." in run.stderr
+    assert "skipped " in run.stderr and "there is no lab named 'lab9_nothing' (rename the folder to one of: " in run.stderr
+    assert f"no notebook in it (put the student's {LAB}.ipynb there)" in run.stderr
+    assert lines[-1] == "2 submission(s) were graded and saved in the gradebook; fix or replace the 4 above as each line says and run autograde again."
+    assert "autograded 2 of 4 submission(s)" in run.stdout
+    assert {r["student"]: r["score"] for r in course.gradebook()} == GOOD
+
+
+@pytest.mark.parametrize("command", ["gradebook", "export", "feedback", "report"])
+def test_every_later_step_still_serves_the_good_submissions(batch, tmp_path, capfd, command):
+    course, _, _ = batch
+    extra = {"export": ["--to", tmp_path / "grades.csv"], "report": ["--out", tmp_path / "report.md"]}.get(command, [])
+    code, out, err = run_cli(capfd, command, "--course", course.root, *extra)
+    assert (code, err) == (0, "")
+    if command == "gradebook":
+        assert all(f"{student}  " in out for student in GOOD) and "garbage" not in out
+    elif command == "export":
+        rows = {row["student_id"]: float(row["score"]) for row in csv.DictReader((tmp_path / "grades.csv").open())}
+        assert rows == GOOD
+    elif command == "feedback":
+        pages = sorted(line.split()[1] for line in out.splitlines())
+        assert pages == sorted(str(course.root / "feedback" / s / LAB / f"{LAB}.html") for s in GOOD)
+        assert all(Path(page).exists() for page in pages)
+    else:
+        assert f"| {LAB} | 2 |" in (tmp_path / "report.md").read_text()
+
+
+# --- wrong arguments --------------------------------------------------------------------------
+
+
+def test_an_unknown_lab_is_named_with_the_known_ones_before_anything_is_copied(batch, capfd):
+    course, subs, _ = batch
+    before = sorted(p.name for p in (course.root / "submitted").iterdir())
+    code, _, err = run_cli(capfd, "autograde", subs, "--lab", "lab9_nothing", "--course", course.root)
+    assert code == 2
+    assert_error_then_what_to_do(
+        err, "There is no lab named 'lab9_nothing'", LAB, todo="Check the spelling and run the command again with one of them."
+    )
+    assert sorted(p.name for p in (course.root / "submitted").iterdir()) == before
+    code, _, err = run_cli(capfd, "release", "lab9_nothing", "--course", course.root)
+    assert code == 2
+    assert_error_then_what_to_do(err, "'lab9_nothing'", todo="Check the spelling and run the command again with one of them.")
+
+
+def test_a_lab_with_no_submission_in_the_folder_says_how_the_folder_should_look(batch, capfd):
+    course, subs, _ = batch
+    code, _, err = run_cli(capfd, "autograde", subs, "--lab", "lab3_tools_resources", "--course", course.root)
+    assert code == 2
+    last = err.splitlines()[-1]
+    assert last.startswith(f"error: {subs} holds no submission of lab3_tools_resources.")
+    assert last.endswith("<student>/lab3_tools_resources/lab3_tools_resources.ipynb.")
+
+
+def test_an_empty_submissions_folder_says_how_the_folder_should_look(tmp_path, capfd):
+    new_course(tmp_path / "course")
+    (tmp_path / "empty").mkdir()
+    code, _, err = run_cli(capfd, "autograde", tmp_path / "empty", "--course", tmp_path / "course")
+    assert code == 2
+    assert err.startswith(f"error: {tmp_path / 'empty'} holds no submissions. ") and err.count("\n") == 1
+    last_sentence = err.rstrip().rsplit(". ", 1)[1]
+    assert last_sentence.startswith("Lay it out as <student>/<lab>/<lab>.ipynb, with labs among: ")
+    assert LAB in last_sentence and last_sentence.endswith(".")
+
+
+# --- a gradebook overwritten with junk --------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["autograde", "feedback", "export", "gradebook", "report", "release"])
+def test_a_corrupt_gradebook_stops_every_command_with_what_to_do_and_keeps_what_was_graded(batch, tmp_path, capfd, command):
+    course, subs, _ = batch
+    copy = tmp_path / "course"
+    shutil.copytree(course.root, copy)
+    junk = b"SQLite format 3\x00" + bytes(range(256)) * 20
+    (copy / "gradebook.db").write_bytes(junk)
+    graded = {p: p.read_bytes() for p in (copy / "autograded").rglob("*.ipynb")}
+    assert len(graded) == len(GOOD)
+    argv = {
+        "autograde": ["autograde", subs],
+        "export": ["export", "--to", tmp_path / "grades.csv"],
+        "report": ["report", "--out", tmp_path / "report.html"],
+        "release": ["release", LAB],
+    }.get(command, [command])
+
+    code, out, err = run_cli(capfd, *argv, "--course", copy)
+
+    assert code == 2 and out == ""
+    assert_error_then_what_to_do(err, f"The gradebook {copy / 'gradebook.db'} cannot be read", todo=CORRUPT_TODO)
+    assert (copy / "gradebook.db").read_bytes() == junk
+    assert {p: p.read_bytes() for p in (copy / "autograded").rglob("*.ipynb")} == graded
+    assert not (tmp_path / "grades.csv").exists() and not (tmp_path / "report.html").exists()

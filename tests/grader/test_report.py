@@ -1,0 +1,258 @@
+"""What an instructor reads after grading: the cohort report, and each learner's feedback page.
+
+One small course is released and a few sample submissions autograded once for the module
+(real learner hosts, real nbgrader gradebook); the expected numbers come from
+``tests/submissions/expected.json`` and the labs' check registries, not from the report code.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import inspect
+import io
+import re
+import statistics
+from pathlib import Path
+
+import matplotlib.image
+import nbformat
+import numpy as np
+import pytest
+from nbgrader.api import Gradebook
+
+from coursetests import MATRIX, copy_samples, expected_failed, new_course, page_text
+from grader.cli import main
+from grader.course import COURSE_ID, graded_cells
+from grader.grading import grade_code
+from grader.labs import LAB_MODULES, lab_checks
+from grader.notebook import answer_code, read_notebook
+from grader.pipeline import SAMPLE_SUBMISSIONS
+from grader.report import TOP_MISTAKES
+
+LAB1, LAB3 = "lab1_error_results", "lab3_tools_resources"
+REPORTED = {LAB1: ["solution", "blank", "retries_business_error"], LAB3: ["solution", "side_effect_in_resource_read"]}
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def cohort(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cohort")
+    course = new_course(root / "course")
+    course.release(list(REPORTED))
+    subs = copy_samples(root / "subs", REPORTED)
+    # A notebook with no cells left: nbgrader records it, but none of its checks gets a score.
+    (subs / "no_cells" / LAB1).mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(), str(subs / "no_cells" / LAB1 / f"{LAB1}.ipynb"))
+    pairs = course.collect(subs)
+    outcomes = course.autograde(pairs)
+    assert all(o.ok for o in outcomes), [o for o in outcomes if not o.ok]
+    _, failures = course.feedback([(s, lab) for s, lab in pairs if s != "no_cells"])
+    assert not failures
+    return course
+
+
+@pytest.fixture(scope="module")
+def markdown(cohort, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("report") / "cohort.md"
+    assert main(["report", "--course", str(cohort.root), "--out", str(out)]) == 0
+    return out
+
+
+def released_order(course, lab: str) -> list[str]:
+    nb = nbformat.read(str(course.root / "release" / lab / f"{lab}.ipynb"), as_version=4)
+    return [cell.metadata.nbgrader["grade_id"] for cell in graded_cells(nb)]
+
+
+def expected_mistakes() -> dict[tuple[str, str], tuple[int, int]]:
+    """(lab, mistake) -> (submissions that failed a check standing for it, graded submissions of the lab)."""
+    shares = {}
+    for lab, students in REPORTED.items():
+        registry = lab_checks(lab).checks
+        for mistake in {check.mistake for check in registry.values()}:
+            stands_for = {name for name, check in registry.items() if check.mistake == mistake}
+            made = sum(bool(expected_failed(lab, s, registry) & stands_for) for s in students)
+            if made:
+                shares[lab, mistake] = (made, len(students))
+    return shares
+
+
+def section(text: str, heading: str) -> str:
+    start = text.index(f"\n{heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else None]
+
+
+def table_rows(text: str) -> list[list[str]]:
+    rows = [line.strip("|").split(" | ") for line in text.splitlines() if line.startswith("| ")]
+    return [[cell.strip() for cell in row] for row in rows[1:]]  # the header goes
+
+
+MISTAKE_LINE = re.compile(r"^- (?P<mistake>.+): (?P<pct>\d+) % \((?P<made>\d+) of (?P<n>\d+) in (?P<lab>\w+); checks? (?P<checks>[\w, ]+)\)$")
+
+
+# --- the cohort report ------------------------------------------------------------------------
+
+
+def test_the_most_common_mistakes_are_named_in_words_with_their_share_most_common_first(markdown):
+    listed = [MISTAKE_LINE.match(line) for line in section(markdown.read_text(), "## Most common mistakes").splitlines() if line.startswith("- ")]
+    assert all(listed), listed
+    expected = expected_mistakes()
+    assert len(listed) == min(TOP_MISTAKES, len(expected))
+    shares = []
+    for m in listed:
+        made, n = expected[m["lab"], m["mistake"]]
+        assert (int(m["made"]), int(m["n"])) == (made, n)
+        assert m["pct"] == f"{100 * made / n:.0f}"
+        shares.append(made / n)
+    assert shares == sorted(shares, reverse=True)
+    unlisted = set(expected) - {(m["lab"], m["mistake"]) for m in listed}
+    assert all(expected[key][0] / expected[key][1] <= shares[-1] for key in unlisted)
+    # Two checks stand for this mistake; the sample that fails both made it once.
+    first = listed[0]
+    assert (first["mistake"], first["pct"], first["made"], first["lab"]) == ("retries business errors", "67", "2", LAB1)
+    assert first["checks"] == "decide_business_stops, recover_no_retry_business"
+
+
+@pytest.mark.parametrize("lab", sorted(REPORTED))
+def test_the_pass_rate_of_every_check_is_listed_in_notebook_order(cohort, markdown, lab):
+    rows = table_rows(section(markdown.read_text(), f"## {lab}"))
+    registry = lab_checks(lab).checks
+    students = REPORTED[lab]
+    assert [row[0] for row in rows] == released_order(cohort, lab)
+    for check, points, passed, rate, mistake in rows:
+        n_passed = sum(check not in expected_failed(lab, s, registry) for s in students)
+        assert points == f"{registry[check].points:g}"
+        assert passed == f"{n_passed} of {len(students)}"
+        assert rate == f"{100 * n_passed / len(students):.0f} %"
+        assert mistake == registry[check].mistake
+
+
+def test_each_lab_is_summed_up_and_a_submission_without_scores_is_named_not_counted(markdown):
+    text = markdown.read_text()
+    summary = {row[0]: row[1:] for row in table_rows(text.split("## ")[0])}
+    assert set(summary) == set(REPORTED)
+    for lab, students in REPORTED.items():
+        pcts = [100 * MATRIX[lab]["samples"][s]["score"] / MATRIX[lab]["max_score"] for s in students]
+        full = sum(p == 100 for p in pcts)
+        assert summary[lab] == [
+            str(len(students)),
+            f"{statistics.mean(pcts):.0f} %",
+            f"{statistics.median(pcts):.0f} %",
+            f"{min(pcts):.0f} %",
+            f"{max(pcts):.0f} %",
+            str(full),
+        ]
+    assert "Not counted: 1 submission(s)" in text and f"(no_cells/{LAB1})" in text
+
+
+def test_the_markdown_report_links_a_histogram_per_lab_written_beside_it(markdown):
+    links = re.findall(r"!\[Score distribution of (\w+)\]\(([^)]+)\)", markdown.read_text())
+    assert [lab for lab, _ in links] == sorted(REPORTED)
+    for lab, name in links:
+        png = (markdown.parent / name).read_bytes()
+        assert png.startswith(PNG_MAGIC)
+        assert has_bars(png)
+
+
+def test_the_html_report_embeds_its_histograms_and_says_what_the_markdown_says(cohort, markdown, tmp_path, capfd):
+    out = tmp_path / "cohort.html"
+    assert main(["report", "--course", str(cohort.root), "--out", str(out)]) == 0
+    assert f"report written to {out}" in capfd.readouterr().out
+    page = out.read_text()
+    images = re.findall(r'<img alt="Score distribution of (\w+)" src="data:image/png;base64,([^"]+)"', page)
+    assert [lab for lab, _ in images] == sorted(REPORTED)
+    assert all(has_bars(base64.b64decode(data)) for _, data in images)
+    text = page_text(out)
+    for line in markdown.read_text().splitlines():
+        if line.startswith("- "):
+            assert line[2:] in text
+
+
+def has_bars(png: bytes) -> bool:
+    """The picture decodes and holds bars of the histogram's colour (#4c72b0)."""
+    pixels = matplotlib.image.imread(io.BytesIO(png), format="png")
+    bar = np.array([0x4C, 0x72, 0xB0]) / 255
+    return bool((np.abs(pixels[..., :3] - bar).max(axis=-1) < 0.02).sum() > 500)
+
+
+def test_an_empty_gradebook_gives_a_sentence_instead_of_numbers(tmp_path, capfd):
+    (tmp_path / "course" / "source").mkdir(parents=True)
+    with Gradebook(f"sqlite:///{tmp_path / 'course' / 'gradebook.db'}", course_id=COURSE_ID):
+        pass
+    out = tmp_path / "empty.md"
+    code = main(["report", "--course", str(tmp_path / "course"), "--out", str(out)])
+    printed = capfd.readouterr().out
+    assert code == 0
+    assert "No submission has been graded yet" in printed and "autograde" in printed
+    text = out.read_text()
+    assert "No submission has been graded yet" in text
+    assert "|" not in text and not list(tmp_path.glob("*.png"))
+
+
+def test_a_report_file_of_another_kind_is_refused_before_anything_is_read(tmp_path, capfd):
+    code = main(["report", "--course", str(tmp_path), "--out", str(tmp_path / "report.txt")])
+    err = capfd.readouterr().err
+    assert code == 2
+    assert "has no source/ folder" in err  # the course is checked first
+    (tmp_path / "source").mkdir()
+    code = main(["report", "--course", str(tmp_path), "--out", str(tmp_path / "report.txt")])
+    err = capfd.readouterr().err
+    assert code == 2
+    assert "'report.txt'" in err and err.rstrip().endswith("or .md (histograms written beside it).")
+    assert not (tmp_path / "report.txt").exists()
+
+
+# --- each learner's feedback ------------------------------------------------------------------
+
+
+def feedback_page(course, student: str, lab: str) -> Path:
+    return course.root / "feedback" / student / lab / f"{lab}.html"
+
+
+def verdict_lines(text: str) -> list[str]:
+    return re.findall(r"^\[(?:PASS|FAIL)\] .*$", text, re.M)
+
+
+def test_feedback_gives_every_check_its_verdict_and_message_in_notebook_order(cohort):
+    student = "retries_business_error"
+    order = released_order(cohort, LAB1)
+    # The checks run again here, straight on the sample's answer cells, in the order the grader runs them.
+    code = answer_code(read_notebook(SAMPLE_SUBMISSIONS / student / LAB1 / f"{LAB1}.ipynb"))
+    expected = [result.line() for result in grade_code(LAB1, code, order)]
+    lines = verdict_lines(page_text(feedback_page(cohort, student, LAB1)))
+    assert lines == expected
+    assert {re.match(r"\[FAIL\] (\w+)", line)[1] for line in lines if line.startswith("[FAIL]")} == set(
+        MATRIX[LAB1]["samples"][student]["failed"]
+    )
+
+
+@pytest.mark.parametrize("lab,student", [(lab, s) for lab, students in sorted(REPORTED.items()) for s in students])
+def test_every_feedback_page_lists_each_check_once_in_notebook_order(cohort, lab, student):
+    lines = verdict_lines(page_text(feedback_page(cohort, student, lab)))
+    assert [re.match(r"\[\w+\] (\w+) \(", line)[1] for line in lines] == released_order(cohort, lab)
+    failed = {re.match(r"\[FAIL\] (\w+)", line)[1] for line in lines if line.startswith("[FAIL]")}
+    assert failed == expected_failed(lab, student, lab_checks(lab).checks)
+    titles = {name: check.title for name, check in lab_checks(lab).checks.items()}
+    for line in lines:
+        if line.startswith("[PASS]"):
+            name = re.match(r"\[PASS\] (\w+)", line)[1]
+            assert line.endswith(f": {titles[name]}")
+
+
+@pytest.mark.parametrize("lab", sorted(REPORTED))
+def test_feedback_never_shows_a_line_of_the_hidden_checks(cohort, lab):
+    module = inspect.getsource(importlib.import_module(LAB_MODULES[lab]))
+    checks_code = {line.strip() for line in module.splitlines() if len(line.strip()) >= 12}
+    # What the learner's own notebook holds (the released cells, their answers) is no secret.
+    released = notebook_lines(cohort.root / "release" / lab / f"{lab}.ipynb")
+    for student in REPORTED[lab]:
+        hidden = checks_code - released - notebook_lines(SAMPLE_SUBMISSIONS / student / lab / f"{lab}.ipynb")
+        assert len(hidden) > 50
+        text = page_text(feedback_page(cohort, student, lab))
+        assert [line for line in hidden if line in text] == []
+
+
+def notebook_lines(path: Path) -> set[str]:
+    nb = nbformat.read(str(path), as_version=4)
+    return {line.strip() for cell in nb.cells for line in cell.source.splitlines()}
