@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import sys
 import tempfile
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +60,30 @@ def host_gone(exc: MCPError) -> bool:
     return exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
 
 
-def smallest_disagreement(strategy, disagrees):
-    """The smallest generated case on which ``disagrees`` holds, or None."""
+@cache
+def generated(strategy) -> list:
+    """The cases the search below tries, in its order (the same every run: derandomized, so computed once per process)."""
+    cases: list = []
+
+    def record(case) -> bool:
+        cases.append(case)
+        return False
+
+    try:
+        find(strategy, record, settings=SEARCH)
+    except NoSuchExample:
+        pass
+    return cases
+
+
+def smallest_disagreement(strategy, disagrees, agree_all=None):
+    """The smallest generated case on which ``disagrees`` holds, or None.
+
+    ``agree_all(cases)``, when given, judges every generated case in one round trip first; only
+    when some case disagrees does the search run case by case to shrink it.
+    """
+    if agree_all is not None and agree_all(generated(strategy)):
+        return None
     try:
         return find(strategy, disagrees, settings=SEARCH)
     except NoSuchExample:
@@ -115,6 +138,7 @@ FRAGMENTS = st.one_of(
 )
 TEXTS = st.lists(FRAGMENTS, max_size=4).map("".join)
 ENVS = st.dictionaries(st.sampled_from(VARS), st.sampled_from(["", "v", "w/x"]), max_size=4)
+EXPANSION_CASES = st.tuples(TEXTS, ENVS, st.booleans())
 
 
 @checks.check("expand_matches_reference", points=3, title="the expander agrees with the reference on generated values", mistake="mis-expands ${VAR}")
@@ -131,7 +155,14 @@ def expand_matches_reference(host) -> None:
             errors[(text, tuple(sorted(env.items())), remote)] = exc.message
             return True
 
-    case = smallest_disagreement(st.tuples(TEXTS, ENVS, st.booleans()), disagrees)
+    def agree_all(cases) -> bool:
+        result = host.call("expand_values", cases=[{"text": t, "env": e, "remote_field": r} for t, e, r in cases])
+        answers = structured(result).get("answers") or []
+        return len(answers) == len(cases) and all(
+            a.get("value") == expand_text(t, e, blank_credentials=r) for a, (t, e, r) in zip(answers, cases)
+        )
+
+    case = smallest_disagreement(EXPANSION_CASES, disagrees, agree_all)
     if case is not None:
         text, env, remote = case
         where = f"text={text!r}, env={env!r}, remote_field={remote}"
@@ -218,6 +249,7 @@ REMOTE = st.fixed_dictionaries(
 ODD = st.sampled_from([{"url": "https://d.example/mcp"}, {"type": "sdk"}])
 SCOPE = st.dictionaries(NAMES, st.one_of(STDIO, REMOTE, ODD), max_size=3)
 RENV = st.dictionaries(st.sampled_from(RVARS), st.sampled_from(["", "v", "https://z.example"]), max_size=3)
+RESOLUTION_CASES = st.tuples(SCOPE, SCOPE, SCOPE, RENV)
 
 
 @checks.check("resolve_matches_reference", points=3, title="the resolver agrees with the reference on generated configurations", mistake="gets scope precedence wrong")
@@ -234,7 +266,14 @@ def resolve_matches_reference(host) -> None:
             errors[repr(case)] = exc.message
             return True
 
-    case = smallest_disagreement(st.tuples(SCOPE, SCOPE, SCOPE, RENV), disagrees)
+    def agree_all(cases) -> bool:
+        result = host.call("resolve_many", cases=[{"user": u, "local": l, "project": p, "env": e} for u, l, p, e in cases])
+        answers = structured(result).get("answers") or []
+        return len(answers) == len(cases) and all(
+            a.get("value") == reference_resolve(*case) for a, case in zip(answers, cases)
+        )
+
+    case = smallest_disagreement(RESOLUTION_CASES, disagrees, agree_all)
     if case is not None:
         user, local, project, env = case
         where = f"user={user!r}, local={local!r}, project={project!r}, env={env!r}"

@@ -2,6 +2,8 @@
 
 - ``expand_value``: the learner's ``expand_value(text, env, remote_field)``.
 - ``resolve_servers``: the learner's ``resolve_servers(user, local, project, env)``.
+- ``expand_values``, ``resolve_many``: the same for many cases in one call (the generated comparisons),
+  each case answered with its value or with why the learner's code failed on it.
 - ``authored_config``: the configuration the learner wrote for the scenario.
 """
 
@@ -33,23 +35,50 @@ class ResolveServers(BaseModel):
     env: dict[str, str]
 
 
+class ExpandMany(BaseModel):
+    cases: list[ExpandValue]
+
+
+class ResolveMany(BaseModel):
+    cases: list[ResolveServers]
+
+
 class Nothing(BaseModel):
     pass
 
 
+def each(cases: list, answer) -> dict[str, Any]:
+    """Answer every case in one call: {"value": ...} or, where the learner's code failed, {"error": why}."""
+    answers = []
+    for case in cases:
+        try:
+            answers.append({"value": answer(case)})
+        except LearnerCodeError as exc:
+            answers.append({"error": exc.error.message})
+    return success_result(f"{len(answers)} answer(s)", {"answers": answers})
+
+
 def lab2_specs(namespace: dict[str, Any]) -> list[ToolSpec]:
-    def expand_value(args: ExpandValue) -> dict[str, Any]:
+    def expanded(args: ExpandValue) -> str:
         value = call_learner(namespace, "expand_value", args.text, dict(args.env), args.remote_field)
         if not isinstance(value, str):
             raise LearnerCodeError(f"expand_value returned a {type(value).__name__}; it must return the expanded string.")
-        return success_result(value, {"value": value})
+        return value
 
-    def resolve_servers(args: ResolveServers) -> dict[str, Any]:
+    def resolved(args: ResolveServers) -> dict[str, Any]:
         servers = as_json(
             call_learner(namespace, "resolve_servers", args.user, args.local, args.project, dict(args.env)), "resolve_servers"
         )
         if not isinstance(servers, dict):
             raise LearnerCodeError(f"resolve_servers returned a {type(servers).__name__}; it must return a dict name -> server.")
+        return servers
+
+    def expand_value(args: ExpandValue) -> dict[str, Any]:
+        value = expanded(args)
+        return success_result(value, {"value": value})
+
+    def resolve_servers(args: ResolveServers) -> dict[str, Any]:
+        servers = resolved(args)
         return success_result(f"{len(servers)} server(s)", {"servers": servers})
 
     def authored_config(_: Nothing) -> dict[str, Any]:
@@ -67,5 +96,9 @@ def lab2_specs(namespace: dict[str, Any]) -> list[ToolSpec]:
     return [
         ToolSpec("expand_value", "The learner's ${VAR} expansion of one value.", ExpandValue, expand_value, PURE),
         ToolSpec("resolve_servers", "The learner's resolution of three scopes.", ResolveServers, resolve_servers, PURE),
+        ToolSpec("expand_values", "The learner's expansion of many values, one answer each.", ExpandMany,
+                 lambda args: each(args.cases, expanded), PURE),
+        ToolSpec("resolve_many", "The learner's resolution of many configurations, one answer each.", ResolveMany,
+                 lambda args: each(args.cases, resolved), PURE),
         ToolSpec("authored_config", "The configuration the learner wrote for the scenario.", Nothing, authored_config, PURE),
     ]

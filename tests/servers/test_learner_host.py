@@ -337,3 +337,19 @@ def test_recover_reports_the_calls_and_waits_it_observed() -> None:
         "calls": [["replica", "A"], ["replica", "B"]],
         "sleeps": [0.5],
     }
+
+
+def test_lab2_answers_many_cases_in_one_call_each_with_its_value_or_why_it_failed() -> None:
+    code = '''
+def expand_value(text, env, remote_field):
+    if text == "boom":
+        raise KeyError(text)
+    return text.upper()
+'''
+    namespace, _ = load_learner_code("lab2_scopes_expansion", code)
+    with connect(build_server("lab2_scopes_expansion", namespace), timeout=10) as session:
+        result = session.call("expand_values", cases=[{"text": "a", "env": {}}, {"text": "boom", "env": {}}, {"text": "b", "env": {}}])
+
+    answers = result["structuredContent"]["answers"]
+    assert answers[0] == {"value": "A"} and answers[2] == {"value": "B"}
+    assert answers[1]["error"].startswith("expand_value raised KeyError: 'boom' (line 4 of")
