@@ -1,66 +1,251 @@
 """Grade one submission's answer code: start the learner host over stdio, run the lab's checks.
 
-The checks run here, in the trusted grader process; the learner's code runs only in
-the host subprocess. A check that hangs costs that check alone: the host is stopped
-and a fresh one serves the checks that follow.
+The checks run here, in the trusted grader process; the learner's code runs only in the host
+subprocess, under the limits below (docs/grading-sandbox.md lists them, with what the learner
+sees and what they do not cover). A check whose call hangs, crashes the host or hits a limit
+costs that check alone: the host is stopped, the check's message says what happened, and a
+fresh host serves the checks that follow.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import sys
 import tempfile
-from contextlib import ExitStack
+import time
 from collections.abc import Iterable
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader.checking import CheckResult, run_check
 from grader.labs import lab_checks
+from servers.learner_host import supervisor
 
-CALL_TIMEOUT_SECONDS = 10.0
+# Limits on the learner host; grade_code takes each as a keyword argument (``timeout`` for the first).
+CALL_TIMEOUT_SECONDS = 10.0  # wall clock of one call into learner code; a correct handler answers in milliseconds
+SUBMISSION_SECONDS = 180.0  # wall clock of all checks of one submission; a submission whose every call hangs still ends
+CPU_SECONDS = 10  # CPU time of one host process, its start (about 1 s) included; catches busy threads the call timeout misses
+MEMORY_MB = 512  # address space of one host process; the host with its libraries maps 100 to 250 MB
+PROCESSES = 64  # processes and threads of one host; it runs a handful of threads and answer code needs no processes
+FILE_MB = 16  # the largest file answer code may write; the labs write small JSON files
+OUTPUT_BYTES = 1_000_000  # what answer code prints (stdout and stderr together); a few lines are enough to debug
+MESSAGE_BYTES = 8_000_000  # one message from the host to the grader; lab results are a few kilobytes
+CELL_SECONDS = 3.0  # the top level of one answer cell while it loads; cells define things, calls do the work
+
+COURSE = Path(supervisor.__file__).resolve().parents[2]  # servers/learner_host/supervisor.py
+# Folders of the course the host never needs and must not see: solutions, submissions, the checks.
+HIDDEN = ("labs", "tests", "build", ".git", "grader/labs")
 
 
-def _start_host(lab: str, code_file: Path, timeout: float, state_dir: Path, errlog):
-    from servers.client import connect
+@dataclass(frozen=True)
+class Limits:
+    """The limits of one grade_code call (defaults: the constants above)."""
 
-    session = connect(
-        "servers.learner_host",
-        args=("--lab", lab, "--code", str(code_file)),
-        env={"LAB_STATE_DIR": str(state_dir)},
-        timeout=timeout,
-        errlog=errlog,
-    )
-    # Checks that verify state from outside the protocol read and steer it through this folder.
-    session.state_dir = state_dir
-    return session
+    timeout: float = CALL_TIMEOUT_SECONDS
+    submission_seconds: float = SUBMISSION_SECONDS
+    cpu_seconds: int = CPU_SECONDS
+    memory_mb: int = MEMORY_MB
+    processes: int = PROCESSES
+    file_mb: int = FILE_MB
+    output_bytes: int = OUTPUT_BYTES
+    message_bytes: int = MESSAGE_BYTES
+    cell_seconds: float = CELL_SECONDS
+
+
+def _size(count: int) -> str:
+    return f"{count / 1_000_000:g} MB" if count >= 1_000_000 else f"{count / 1000:g} kB"
+
+
+CRASHES = {
+    "SIGSEGV": "a segmentation fault",
+    "SIGBUS": "a bus error",
+    "SIGILL": "an illegal instruction",
+    "SIGFPE": "an arithmetic fault",
+    "SIGABRT": "an abort",
+    "SIGSYS": "a forbidden system call",
+}
+
+
+def _what_happened(report: dict, limits: Limits) -> tuple[str, str] | None:
+    """(what the host did, what to do about it) when it ended for a reason of its own, else None."""
+    reason = report.get("reason")
+    if reason == supervisor.CPU:
+        return f"your code used more than {limits.cpu_seconds} s of CPU time", "look for an endless loop, or work done again and again"
+    if reason == supervisor.MEMORY:
+        return f"your code tried to use more than {limits.memory_mb} MB of memory", "keep only the data the tool needs"
+    if reason == supervisor.FILE_SIZE:
+        return f"your code tried to write a file larger than {limits.file_mb} MB", "the lab needs only small files"
+    if reason == supervisor.PROCESSES:
+        return (
+            f"your code started too many processes or threads (the limit is {limits.processes})",
+            "a tool should do its work in Python, within its own call",
+        )
+    if reason == supervisor.OUTPUT:
+        return f"your code printed more than {_size(limits.output_bytes)}", "print less (a few lines are enough to debug)"
+    if reason == supervisor.MESSAGE:
+        return f"your code returned an answer larger than {_size(limits.message_bytes)}", "return only what the tool's caller needs"
+    if reason == supervisor.CRASH:
+        name = report.get("signal", "a signal")
+        return (
+            f"it crashed ({CRASHES.get(name, 'a fatal signal')}, {name})",
+            "this comes from native code such as ctypes: write plain Python",
+        )
+    if reason == supervisor.EXIT:
+        return (
+            f"its process exited with status {report.get('exit')} (sys.exit or os._exit?)",
+            "a tool should return a result, not end the process",
+        )
+    return None  # stopped from outside (a call that timed out): the check's own message says so
+
+
+def limit_message(report: dict, limits: Limits) -> str | None:
+    """The message for a check during which the host ended for a reason of its own."""
+    happened = _what_happened(report, limits)
+    if happened is None:
+        return None
+    what, advice = happened
+    if report.get("reason") in (supervisor.CRASH, supervisor.EXIT):
+        return f"The lab server stopped while running your code: {what}; {advice}."
+    return f"{what[0].upper()}{what[1:]}, so the lab server was stopped; {advice}."
+
+
+def start_message(report: dict, limits: Limits) -> str | None:
+    """The message for the checks of a submission whose answer cells keep the host from starting."""
+    happened = _what_happened(report, limits)
+    if happened is None:
+        return None
+    what, advice = happened
+    return f"The lab server did not start: while your answer cells ran, {what}; {advice}."
+
+
+class Hosts:
+    """The learner hosts of one submission: starts each under the supervisor and reads how it ended."""
+
+    def __init__(self, lab: str, scratch: Path, limits: Limits, errlog) -> None:
+        self.lab, self.limits, self.errlog = lab, limits, errlog
+        self.code_file = scratch / "answers.py"
+        self.report = scratch / "report.json"
+        self.workdir = scratch / "work"
+        self.state_dir = self.workdir / "state"
+        self.state_dir.mkdir(parents=True)
+        self.user = supervisor.sandbox_user()
+        scratch.chmod(0o711)  # the sandbox user passes through to its own folder and the code, nothing else
+        if self.user is not None:
+            for path in (self.workdir, self.state_dir, self.code_file):
+                os.chown(path, self.user, self.user)
+        for folder in (self.workdir, self.state_dir):
+            folder.chmod(0o700)  # no other submission's host may look in
+        self.code_file.chmod(0o400)
+
+    def command(self) -> list[str]:
+        limits = self.limits
+        python_path = os.pathsep.join(filter(None, [str(COURSE), os.environ.get("PYTHONPATH")]))
+        args = [
+            "-I", supervisor.__file__,
+            "--report", str(self.report),
+            "--workdir", str(self.workdir),
+            "--cpu-seconds", str(int(limits.cpu_seconds)),
+            "--memory-mb", str(int(limits.memory_mb)),
+            "--processes", str(int(limits.processes)),
+            "--file-mb", str(int(limits.file_mb)),
+            "--output-bytes", str(int(limits.output_bytes)),
+            "--message-bytes", str(int(limits.message_bytes)),
+            "--env", f"LAB_STATE_DIR={self.state_dir}",
+            "--env", f"PYTHONPATH={python_path}",
+        ]
+        if self.user is not None:
+            args += ["--user", str(self.user)]
+        for folder in HIDDEN:
+            args += ["--hide", str(COURSE / folder)]
+        # -P: the host's folder is not on its import path, so files the learner's code writes there
+        # cannot stand in for modules the next host imports.
+        host = ["-P", "-m", "servers.learner_host", "--lab", self.lab, "--code", str(self.code_file), "--sandbox"]
+        host += ["--cell-seconds", str(limits.cell_seconds)]
+        return [*args, "--", sys.executable, *host]
+
+    def start(self):
+        from servers.client import connect_params
+
+        self.report.unlink(missing_ok=True)
+        session = connect_params(sys.executable, self.command(), timeout=self.limits.timeout, errlog=self.errlog)
+        # Checks that verify state from outside the protocol read and steer it through this folder.
+        session.state_dir = self.state_dir
+        return session
+
+    def ending(self) -> dict:
+        """How the last host ended, as the supervisor wrote it (empty when it wrote nothing)."""
+        try:
+            return json.loads(self.report.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+
+
+def _private(path: str, flags: int) -> int:
+    return os.open(path, flags, 0o600)
 
 
 def grade_code(
-    lab: str, code: str, names: Iterable[str] | None = None, *, timeout: float = CALL_TIMEOUT_SECONDS
+    lab: str,
+    code: str,
+    names: Iterable[str] | None = None,
+    *,
+    timeout: float = CALL_TIMEOUT_SECONDS,
+    submission_seconds: float = SUBMISSION_SECONDS,
+    cpu_seconds: int = CPU_SECONDS,
+    memory_mb: int = MEMORY_MB,
+    processes: int = PROCESSES,
+    file_mb: int = FILE_MB,
+    output_bytes: int = OUTPUT_BYTES,
+    message_bytes: int = MESSAGE_BYTES,
+    cell_seconds: float = CELL_SECONDS,
 ) -> list[CheckResult]:
-    """Run the named checks of ``lab`` (all of them, in order, by default) on ``code``."""
+    """Run the named checks of ``lab`` (all of them, in order, by default) on ``code``, under the limits."""
+    limits = Limits(timeout, submission_seconds, cpu_seconds, memory_mb, processes, file_mb, output_bytes, message_bytes, cell_seconds)
     registry = lab_checks(lab)
     selected = [registry[name] for name in (names if names is not None else registry.checks)]
+    deadline = time.monotonic() + limits.submission_seconds
     results: list[CheckResult] = []
     with tempfile.TemporaryDirectory(prefix="learner-") as scratch, ExitStack() as stack:
-        code_file = Path(scratch) / "answers.py"
-        code_file.write_text(code, encoding="utf-8")
-        state_dir = Path(scratch) / "state"
-        state_dir.mkdir()
-        # What the learner's code prints to stderr stays with the submission, not the grader's terminal.
-        errlog = stack.enter_context(open(Path(scratch) / "stderr.log", "w", encoding="utf-8"))
+        scratch = Path(scratch)
+        (scratch / "answers.py").write_text(code, encoding="utf-8")
+        # What the learner's code prints stays with the submission (capped), not the grader's terminal.
+        errlog = stack.enter_context(open(scratch / "stderr.log", "w", encoding="utf-8", opener=_private))
+        hosts = Hosts(lab, scratch, limits, errlog)
         host = None
+        not_started = None  # why the host cannot start, once that is known not to change
+        failed_starts = 0
         try:
             for check in selected:
+                if not_started is None and time.monotonic() > deadline:
+                    not_started = (
+                        f"This check was not run: grading this submission took more than {limits.submission_seconds:g} s "
+                        "in all (the limit for one submission), because earlier calls hung or ran slowly."
+                    )
+                if not_started is not None:
+                    results.append(CheckResult(check.name, check.points, False, not_started))
+                    continue
                 if host is None:
                     try:
-                        host = _start_host(lab, code_file, timeout, state_dir, errlog)
-                    except Exception as exc:  # the host could not start: every remaining check fails
-                        results.append(CheckResult(check.name, check.points, False, f"The lab server did not start ({exc})."))
+                        host = hosts.start()
+                        failed_starts = 0
+                    except Exception as exc:  # the host could not start: say why, from its report when it wrote one
+                        failed_starts += 1
+                        why = start_message(hosts.ending(), limits)
+                        message = why or f"The lab server did not start ({exc})."
+                        if why or failed_starts >= 2:
+                            not_started = message  # the answer cells will fail the same way for every check
+                        results.append(CheckResult(check.name, check.points, False, message))
                         continue
                 result = run_check(check, host)
-                results.append(result)
                 if result.host_lost:
                     host.close()
                     host = None
+                    why = limit_message(hosts.ending(), limits)
+                    if why:
+                        result = replace(result, message=why)
+                results.append(result)
         finally:
             if host is not None:
                 host.close()

@@ -9,6 +9,26 @@ from servers.toolkit import run_stdio
 parser = argparse.ArgumentParser(prog="python -m servers.learner_host", description=__doc__)
 parser.add_argument("--lab", required=True, help="The lab whose tools to serve, e.g. lab1_error_results.")
 parser.add_argument("--code", required=True, type=Path, help="A Python file holding the learner's answer cells.")
+parser.add_argument(
+    "--sandbox",
+    action="store_true",
+    help="Lock the host down before the answer cells run (grading does): see servers/learner_host/sandbox.py.",
+)
+parser.add_argument(
+    "--cell-seconds",
+    type=float,
+    default=None,
+    help="With --sandbox: how long the top level of one answer cell may run while it loads.",
+)
 options = parser.parse_args()
-namespace, load_error = load_learner_code(options.lab, options.code.read_text(encoding="utf-8"))
+code = options.code.read_text(encoding="utf-8")
+if options.sandbox:
+    from servers.learner_host import sandbox
+
+    sandbox.prepare(options.lab)
+    lockdown = sandbox.lock_down(options.cell_seconds)
+    with sandbox.loading(lockdown):
+        namespace, load_error = load_learner_code(options.lab, code)
+else:
+    namespace, load_error = load_learner_code(options.lab, code)
 run_stdio(build_server(options.lab, namespace, load_error=load_error))

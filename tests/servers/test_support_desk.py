@@ -341,3 +341,13 @@ def test_desk_from_env_rejects_a_failure_rate_outside_0_to_1(env: dict[str, str]
         desk_from_env(env)
 
     assert "DESK_FAILURE_RATE" in str(exit_info.value.code)
+
+
+def test_the_kits_backoff_delay_works_but_leads_nowhere_near_the_reference_model() -> None:
+    from grader.decisions import backoff_delay as reference
+    from servers.support_desk import kit
+
+    assert [kit.backoff_delay(n) for n in (1, 2, 3)] == [reference(n) for n in (1, 2, 3)]
+    assert kit.backoff_delay(2, base=1.0) == reference(2, base=1.0)
+    assert set(kit.backoff_delay.__globals__) == {"__builtins__"}
+    assert "decide" not in kit.backoff_delay.__globals__

@@ -1,0 +1,230 @@
+"""Lock the learner host down before a submission's answer cells run in it.
+
+Grading starts the host with ``--sandbox`` (under ``supervisor.py``, which sets the
+operating-system limits). Here, inside the host, after it has imported what it needs and
+before the answer cells run:
+
+* an audit hook refuses, from then on, imports of the ``grader`` package (the checks and the
+  reference model), opening files of the course other than ``servers/`` and the Python
+  environment, reading other processes' details under ``/proc``, starting processes, and
+  walking the garbage collector's object lists;
+* the grader's modules the host imported are dropped from ``sys.modules``, so importing them
+  again goes through the hook;
+* the top level of each answer cell gets a time limit, so a cell that never ends costs the
+  names it defines, not the whole submission;
+* what the cells print while they load goes to stderr, never onto the MCP wire;
+* a MemoryError or a "file too large" error raised in the learner's code fails the cell that
+  raised it while the cells load, and later ends the host with an exit status the supervisor
+  reports, so the check can say which limit was hit.
+
+Python-level only: code that reaches the C library (ctypes) or walks from objects the host
+hands it (a kit function's ``__globals__``) gets past the hook; the supervisor's limits, user
+and mount namespace are what hold there. docs/grading-sandbox.md lists both.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import resource
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from servers.learner_host.supervisor import EXIT_FILE_SIZE, EXIT_MEMORY
+
+ANSWER_FILES = "<answer cell"  # the file names the host compiles answer cells under
+
+PROCESS_EVENTS = {
+    "os.exec",
+    "os.fork",
+    "os.forkpty",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.system",
+    "pty.spawn",
+    "subprocess.Popen",
+}
+GC_EVENTS = {"gc.get_objects", "gc.get_referrers", "gc.get_referents"}
+
+GRADER_IMPORT = "Your answer cells may not import the grader ({name}); use only the names the lab gives you."
+CLOSED_FILE = "Your code may not open {path}: the course's own files are not part of the lab."
+OTHER_PROCESS = "Your code may not read {path}: other processes are not part of the lab."
+NO_PROCESSES = "Your code may not start processes or run commands in the lab server; do the work in Python."
+NO_GC_WALK = "Your code may not list the lab server's objects through gc."
+
+
+class LimitExceeded(BaseException):
+    """The top level of an answer cell hit a limit while it loaded (a BaseException: `except Exception` keeps it)."""
+
+
+class TimeLimitExceeded(LimitExceeded):
+    """The top level of an answer cell ran past its time limit."""
+
+
+class MemoryLimitExceeded(LimitExceeded):
+    """The top level of an answer cell asked for more memory than the host may use."""
+
+
+class FileSizeLimitExceeded(LimitExceeded):
+    """The top level of an answer cell wrote a file past the size limit."""
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+class Lockdown:
+    """What the audit hook enforces once ``active`` is set."""
+
+    def __init__(self, cell_seconds: float | None) -> None:
+        self.course = str(Path(__file__).resolve().parents[2])  # servers/learner_host/sandbox.py
+        # Inside the course, the host's own servers and the Python environment stay readable.
+        environment = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+        self.open = [os.path.join(self.course, "servers"), *environment]
+        # The grader's package stays closed wherever it is installed, the Python environment included.
+        grader = sys.modules.get("grader")
+        self.grader = str(Path(grader.__file__).resolve().parent) if getattr(grader, "__file__", None) else None
+        self.pid = str(os.getpid())
+        self.cell_seconds = cell_seconds
+        self.loading = False
+        self.active = False
+
+    def refused_path(self, file: object) -> str | None:
+        if isinstance(file, int):
+            return None  # an open descriptor: its path was checked when it was opened
+        try:
+            path = os.path.realpath(os.fsdecode(os.fspath(file)))
+        except (TypeError, ValueError):
+            return None
+        parts = path.split(os.sep)
+        if len(parts) > 2 and parts[1] == "proc" and parts[2].isdigit() and parts[2] != self.pid:
+            return OTHER_PROCESS.format(path=path)
+        in_grader = self.grader is not None and _inside(path, self.grader)
+        if in_grader or (_inside(path, self.course) and not any(_inside(path, folder) for folder in self.open)):
+            return CLOSED_FILE.format(path=path)
+        return None
+
+    def hook(self, event: str, args: tuple) -> None:
+        if not self.active:
+            return
+        if event == "open":
+            refused = self.refused_path(args[0])
+            if refused:
+                raise PermissionError(refused)
+        elif event == "import":
+            name = args[0]
+            if name == "grader" or name.startswith("grader."):
+                raise ImportError(GRADER_IMPORT.format(name=name), name=name)
+        elif event in PROCESS_EVENTS:
+            raise PermissionError(NO_PROCESSES)
+        elif event in GC_EVENTS:
+            raise PermissionError(NO_GC_WALK)
+        elif event == "exec" and self.loading:
+            code = args[0]
+            if getattr(code, "co_filename", "").startswith(ANSWER_FILES):
+                if self.cell_seconds:
+                    signal.setitimer(signal.ITIMER_REAL, self.cell_seconds)  # a fresh budget for each cell
+                sys.settrace(_watch_calls)  # a limit hit in the previous cell switched the watch off
+
+    def too_long(self, signum: int, frame) -> None:
+        running = frame
+        while running is not None and not running.f_code.co_filename.startswith(ANSWER_FILES):
+            running = running.f_back
+        if running is None:
+            return  # the host's own code between two cells: the next cell arms a fresh timer
+        raise TimeLimitExceeded(
+            f"this cell was still running after {self.cell_seconds:g} s, so it was stopped (an endless loop "
+            "at the top level?); a cell should define functions and values, and do its work when they are called"
+        )
+
+
+def prepare(lab: str) -> None:
+    """Import everything the host will need for ``lab`` while imports are still allowed."""
+    from servers.learner_host import host
+
+    # The host's own tables of labs: calling them imports each lab's harness and kit modules.
+    host._hosts()
+    kits = host._kits()
+    if lab in kits:
+        kits[lab]()
+    import mcp.server.mcpserver  # noqa: F401 - the learner_server path of the labs where learners write the server
+    import mcp.server.stdio  # noqa: F401 - run_stdio imports it when serving starts
+
+
+_state: Lockdown | None = None  # the host's one lockdown, once lock_down() ran
+
+
+def _limit(which: int, unit: str) -> str:
+    soft, _ = resource.getrlimit(which)
+    return "its limit" if soft == resource.RLIM_INFINITY else f"{soft // 2**20} {unit}"
+
+
+def _watch_calls(frame, event: str, arg: object):
+    """Trace function: watch the frames of answer cells only."""
+    if frame.f_code.co_filename.startswith(ANSWER_FILES):
+        frame.f_trace_lines = False
+        return _watch_answer_frame
+    return None
+
+
+def _watch_answer_frame(frame, event: str, arg: object):
+    """Turn a memory or file-size error in the learner's code into a limit the learner is told about.
+
+    While the cells load, the error becomes the cell's own failure (the other cells still load);
+    during a call, the host ends with a status the supervisor reports, and is restarted.
+    """
+    if event != "exception":
+        return _watch_answer_frame
+    error = arg[1]
+    memory = isinstance(error, MemoryError)
+    file_size = isinstance(error, OSError) and error.errno == errno.EFBIG
+    if not (memory or file_size):
+        return _watch_answer_frame
+    if not _state.loading:
+        os._exit(EXIT_MEMORY if memory else EXIT_FILE_SIZE)
+    where = f"line {frame.f_lineno} of {frame.f_code.co_filename.strip('<>')}"
+    if memory:
+        limit = _limit(resource.RLIMIT_AS, "MB")
+        raise MemoryLimitExceeded(f"this cell tried to use more than {limit} of memory ({where}), so it was stopped")
+    limit = _limit(resource.RLIMIT_FSIZE, "MB")
+    raise FileSizeLimitExceeded(f"this cell tried to write a file larger than {limit} ({where}), so it was stopped")
+
+
+def lock_down(cell_seconds: float | None) -> Lockdown:
+    """Drop the grader's modules, then switch the audit hook and the limit watch on, for good."""
+    global _state
+    lockdown = _state = Lockdown(cell_seconds)
+    for name in [name for name in sys.modules if name == "grader" or name.startswith("grader.")]:
+        del sys.modules[name]
+    sys.addaudithook(lockdown.hook)  # audit hooks cannot be removed: nothing in the host can turn it off
+    lockdown.active = True
+    threading.settrace(_watch_calls)
+    sys.settrace(_watch_calls)
+    return lockdown
+
+
+@contextmanager
+def loading(lockdown: Lockdown) -> Iterator[None]:
+    """While answer cells load: each cell's top level runs under a timer, and prints go to stderr."""
+    sys.stdout.flush()
+    wire = os.dup(1)
+    os.dup2(2, 1)
+    previous = signal.signal(signal.SIGALRM, lockdown.too_long)
+    lockdown.loading = True
+    try:
+        yield
+    finally:
+        lockdown.loading = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        sys.settrace(_watch_calls)
+        signal.signal(signal.SIGALRM, previous)
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        os.dup2(wire, 1)
+        os.close(wire)

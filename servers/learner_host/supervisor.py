@@ -1,0 +1,558 @@
+"""Run the learner host under operating-system limits and write down how it ended.
+
+``python -I supervisor.py --report FILE --workdir DIR [limits] -- COMMAND ...`` starts COMMAND
+(the learner host) with resource limits, an environment holding only an allow-list of
+variables, and DIR as its working and home folder; as root, with ``--user``, it runs COMMAND
+as that unprivileged user, in a mount namespace of its own. It relays COMMAND's stdout (the MCP wire) with a cap on one
+message, keeps a capped copy of its stderr, stops it when it starts too many processes, and
+when it ends writes one JSON object to FILE: why it ended (``reason``) and what it used.
+
+Standard library only: grading starts it by path, so it imports nothing of the course.
+See docs/grading-sandbox.md for each limit and what the learner sees.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import resource
+import secrets
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# Exit statuses the host uses to say which limit its own watch caught (servers.learner_host.sandbox).
+EXIT_MEMORY = 121
+EXIT_FILE_SIZE = 122
+
+# Why the host ended, as written to the report.
+CPU = "cpu"
+MEMORY = "memory"
+FILE_SIZE = "file_size"
+PROCESSES = "processes"
+OUTPUT = "output"
+MESSAGE = "message"
+CRASH = "crash"
+EXIT = "exit"
+STOPPED = "stopped"  # stopped from outside: the grader closed the session or gave up on a call
+
+CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT, signal.SIGSYS}
+
+# A range of user ids no account uses: each submission runs as one of them, so its processes
+# can be counted and stopped by user id, and RLIMIT_NPROC counts nothing else.
+SANDBOX_UID_BASE = 1_800_000_000
+SANDBOX_UID_SPAN = 100_000_000
+
+# Variables the host may inherit; everything else in the grader's environment stays out.
+ALLOWED_ENV = ("PATH", "LANG", "LC_ALL", "PYTHONPATH")
+
+POLL_SECONDS = 0.25  # how often the process count is taken while the host runs
+DRAIN_SECONDS = 1.0  # how long to read what is left in the pipes once the host is gone
+CHUNK = 65536  # bytes read from a pipe at once
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 0x40000
+
+
+def _mapped(map_file: str, first: int, count: int) -> bool:
+    """Whether ids first..first+count-1 all exist in this user namespace."""
+    try:
+        lines = Path(map_file).read_text().splitlines()
+    except OSError:
+        return False
+    for line in lines:
+        inside, _, length = (int(x) for x in line.split())
+        if inside <= first and first + count <= inside + length:
+            return True
+    return False
+
+
+def _owners() -> set[int]:
+    owners = set()
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                owners.add(os.stat(f"/proc/{name}").st_uid)
+            except OSError:
+                continue
+    return owners
+
+
+def sandbox_user() -> int | None:
+    """A user id for one submission's host when running as root, else None (run as ourselves)."""
+    if os.geteuid() != 0 or not sys.platform.startswith("linux"):
+        return None
+    if not (_mapped("/proc/self/uid_map", SANDBOX_UID_BASE, SANDBOX_UID_SPAN)
+            and _mapped("/proc/self/gid_map", SANDBOX_UID_BASE, SANDBOX_UID_SPAN)):
+        return None
+    busy = _owners()
+    while True:
+        uid = SANDBOX_UID_BASE + secrets.randbelow(SANDBOX_UID_SPAN)
+        if uid not in busy:
+            return uid
+
+
+def _processes() -> dict[int, tuple[int, str, int]]:
+    """pid -> (parent pid, state, threads) for every process on the machine."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as stat:
+                data = stat.read()
+        except OSError:
+            continue
+        fields = data[data.rfind(b")") + 2 :].split()  # the command name may hold spaces and parentheses
+        table[int(name)] = (int(fields[1]), fields[0].decode(), int(fields[17]))
+    return table
+
+
+def descendants(root: int) -> dict[int, tuple[str, int]]:
+    """pid -> (state, threads) of every live process below ``root``."""
+    table = _processes()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = {}, list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        if pid in found:
+            continue
+        _, state, threads = table[pid]
+        found[pid] = (state, threads)
+        todo.extend(children.get(pid, []))
+    return {pid: info for pid, info in found.items() if info[0] not in "ZX"}
+
+
+def _tasks_of_user(uid: int) -> int:
+    count = 0
+    for pid, (_, state, threads) in _processes().items():
+        try:
+            if state not in "ZX" and os.stat(f"/proc/{pid}").st_uid == uid:
+                count += threads
+        except OSError:
+            continue
+    return count
+
+
+def _prctl(option: int, value: int) -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the other limits still hold
+        pass
+
+
+def closed_folders(paths: list[str]) -> dict[str, set[str]]:
+    """Folders on the way to ``paths`` that other users may not enter, each with the entries needed.
+
+    The sandbox user must reach the interpreter, its libraries and the course; a private home
+    folder on the way (``/root`` is mode 0700) would stop it.
+    """
+    closed: dict[str, set[str]] = {}
+    for path in paths:
+        parts = Path(os.path.realpath(path)).parts
+        for depth in range(1, len(parts)):
+            folder = str(Path(*parts[:depth]))
+            try:
+                if os.stat(folder).st_mode & 0o001 == 0:
+                    closed.setdefault(folder, set()).add(parts[depth])
+                    break
+            except OSError:
+                break
+    return closed
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, f"{what}: {os.strerror(number)}")
+
+
+def open_up(needed: list[str], hidden: list[str]) -> None:
+    """In a private mount namespace, open the way to the ``needed`` paths and hide ``hidden``.
+
+    Each closed folder on the way is covered by an empty folder other users may enter, and the
+    needed entries are bound back into it; everything else in it stays out of sight. Each
+    hidden folder is covered by an empty folder nobody but root may enter. Mounts made here are
+    private to the host and its children: the grader's view does not change.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    _check(libc.unshare(CLONE_NEWNS), "unshare")
+    _check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
+    for folder in hidden:
+        _check(libc.mount(b"tmpfs", folder.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0,size=4k"), f"hide {folder}")
+    for _ in range(16):  # an entry bound back can itself be closed: the next round opens it
+        closed = closed_folders(needed)
+        if not closed:
+            return
+        for folder, entries in sorted(closed.items()):
+            handles = {name: os.open(os.path.join(folder, name), os.O_PATH) for name in sorted(entries)}
+            _check(libc.mount(b"tmpfs", folder.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0711,size=64k"), f"cover {folder}")
+            for name, handle in handles.items():
+                target = os.path.join(folder, name)
+                if os.path.isdir(f"/proc/self/fd/{handle}"):
+                    os.mkdir(target)
+                else:
+                    open(target, "w").close()
+                _check(libc.mount(f"/proc/self/fd/{handle}".encode(), target.encode(), None, MS_BIND | MS_REC, None), f"show {target}")
+                os.close(handle)
+    raise OSError("too many closed folders on the way to the interpreter")
+
+
+class Stopped(Exception):
+    """The supervisor was asked to stop (SIGTERM or SIGHUP)."""
+
+
+def _stop_signal(signum, frame):
+    raise Stopped
+
+
+class Supervisor:
+    def __init__(self, options: argparse.Namespace, command: list[str]) -> None:
+        self.options = options
+        self.command = command
+        self.reason: str | None = None
+        self.detail: dict = {}
+        self.tasks_peak = 0
+        self.output_seen = 0
+        self.line_length = 0
+        self.next_count = 0.0
+        self.child: subprocess.Popen | None = None
+        self.status: tuple[int, object] | None = None  # (wait status, rusage) once the host is reaped
+
+    # --- starting ------------------------------------------------------------------------------
+
+    def environment(self) -> dict[str, str]:
+        env = {key: os.environ[key] for key in ALLOWED_ENV if key in os.environ}
+        workdir = str(self.options.workdir)
+        env.update(HOME=workdir, TMPDIR=workdir, PYTHONDONTWRITEBYTECODE="1")
+        # Fewer malloc arenas keep the address space the host maps close to what it uses.
+        env["MALLOC_ARENA_MAX"] = "2"
+        for pair in self.options.env:
+            key, _, value = pair.partition("=")
+            env[key] = value
+        return env
+
+    def needed_paths(self) -> list[str]:
+        """What the host must reach: its interpreter, the libraries, the course and its folder."""
+        paths = [shutil.which(self.command[0]) or self.command[0], sys.base_prefix, sys.prefix, str(self.options.workdir)]
+        paths += [entry for entry in sys.path if entry and os.path.exists(entry)]
+        paths += [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+        return paths
+
+    def start(self) -> None:
+        """Start the host, as confined as this machine allows."""
+        user, hidden = self.options.user, [h for h in self.options.hide if os.path.isdir(h)]
+        closed = bool(closed_folders(self.needed_paths())) if user is not None else False
+        attempts = [(user, closed, hidden)]
+        if user is not None and not closed and hidden:
+            attempts.append((user, False, []))  # no mount namespaces here: the files stay visible
+        if user is not None:
+            attempts.append((None, False, []))  # the sandbox user cannot reach the interpreter
+        for number, (user, closed, hidden) in enumerate(attempts, start=1):
+            try:
+                self.spawn(user, closed, hidden)
+            except (OSError, subprocess.SubprocessError) as exc:
+                if number == len(attempts):
+                    raise
+                self.detail.setdefault("fallbacks", []).append(str(exc))
+                continue
+            self.detail.update(user=user, hidden=hidden)
+            self.options.user = user
+            return
+
+    def spawn(self, user: int | None, closed: bool, hidden: list[str]) -> None:
+        """Start the host as ``user``; ``closed``: folders on its way to the interpreter must be opened."""
+        o = self.options
+        needed = self.needed_paths()
+        nproc = o.processes if user is not None else _tasks_of_user(os.getuid()) + o.processes
+
+        def enter_sandbox() -> None:  # runs in the child, before exec
+            if user is not None:
+                if closed or hidden:
+                    open_up(needed, hidden)
+                os.setgroups([])
+                os.setgid(user)
+                os.setuid(user)
+            _prctl(PR_SET_NO_NEW_PRIVS, 1)  # no set-user-id program can give the host privileges back
+            _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # set after setuid, which clears it
+            for which, soft, hard in (
+                (resource.RLIMIT_CPU, o.cpu_seconds, o.cpu_seconds + 1),
+                (resource.RLIMIT_AS, o.memory_mb * 2**20, o.memory_mb * 2**20),
+                (resource.RLIMIT_NPROC, nproc, nproc),
+                (resource.RLIMIT_FSIZE, o.file_mb * 2**20, o.file_mb * 2**20),
+                (resource.RLIMIT_CORE, 0, 0),
+            ):
+                _, old_hard = resource.getrlimit(which)
+                if old_hard != resource.RLIM_INFINITY:
+                    soft, hard = min(soft, old_hard), min(hard, old_hard)
+                resource.setrlimit(which, (soft, hard))
+
+        self.child = subprocess.Popen(
+            self.command,
+            stdin=None,  # the host reads the grader's requests directly
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self.environment(),
+            cwd=o.workdir,
+            umask=0o077,
+            process_group=0,
+            preexec_fn=enter_sandbox,
+        )
+        # Only the host keeps the grader's stdin: when the grader closes it, the host sees the end.
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+
+    # --- running -------------------------------------------------------------------------------
+
+    def stop(self, reason: str, **detail) -> None:
+        """Record why the host is being stopped (the first reason wins) and stop it."""
+        if self.reason is None:
+            self.reason = reason
+            self.detail.update(detail)
+        self.kill_host()
+
+    def kill_host(self) -> None:
+        if self.child is not None and self.status is None:
+            try:
+                os.killpg(self.child.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def reap_host(self) -> bool:
+        if self.status is not None:
+            return True
+        pid, status, usage = os.wait4(self.child.pid, os.WNOHANG)
+        if pid == 0:
+            return False
+        self.status = (status, usage)
+        self.child.returncode = os.waitstatus_to_exitcode(status)
+        return True
+
+    def count_tasks(self) -> None:
+        if time.monotonic() < self.next_count:
+            return
+        self.next_count = time.monotonic() + POLL_SECONDS
+        tasks = sum(threads for _, threads in descendants(os.getpid()).values())
+        self.tasks_peak = max(self.tasks_peak, tasks)
+        if tasks >= self.options.processes:
+            self.stop(PROCESSES)
+
+    def relay(self, data: bytes) -> None:
+        """Pass the host's stdout on to the grader, stopping the host when one message is too long."""
+        if self.reason is not None:
+            return  # the host is being stopped: the rest of a cut message is of no use
+        lines = data.split(b"\n")  # one message is one line of JSON
+        lines[0] = self.line_length + len(lines[0])  # the message the last chunk left unfinished
+        longest = max([lines[0], *(len(line) for line in lines[1:])])
+        self.line_length = lines[0] if len(lines) == 1 else len(lines[-1])
+        if longest > self.options.message_bytes:
+            self.stop(MESSAGE)
+            return
+        view = memoryview(data)
+        while view:
+            try:
+                written = os.write(1, view)
+            except BrokenPipeError:  # the grader is gone
+                self.stop(STOPPED)
+                return
+            view = view[written:]
+
+    def keep_output(self, data: bytes) -> None:
+        """Keep a capped copy of what the host printed; stop it when it prints too much."""
+        room = self.options.output_bytes - self.output_seen
+        self.output_seen += len(data)
+        if room > 0:
+            try:
+                os.write(2, data[:room])
+            except OSError:
+                pass
+        if self.output_seen > self.options.output_bytes:
+            self.stop(OUTPUT)
+
+    def run(self) -> None:
+        selector = selectors.DefaultSelector()
+        streams = {self.child.stdout.fileno(): self.relay, self.child.stderr.fileno(): self.keep_output}
+        for fd in streams:
+            selector.register(fd, selectors.EVENT_READ)
+        try:
+            exited = os.pidfd_open(self.child.pid)
+            selector.register(exited, selectors.EVENT_READ)
+        except (AttributeError, OSError):  # no pidfd: the poll below notices the end
+            exited = None
+        drain_until = None
+        while streams:
+            timeout = POLL_SECONDS if drain_until is None else max(0.0, drain_until - time.monotonic())
+            for key, _ in selector.select(timeout):
+                if key.fd == exited:
+                    selector.unregister(exited)
+                    exited = None
+                    continue
+                data = os.read(key.fd, CHUNK)
+                if data and key.fd in streams:
+                    streams[key.fd](data)
+                elif not data:
+                    selector.unregister(key.fd)
+                    del streams[key.fd]
+            if drain_until is None:
+                if self.reap_host():
+                    # The host is gone; whatever it started goes too, then the pipes run dry.
+                    self.sweep()
+                    drain_until = time.monotonic() + DRAIN_SECONDS
+                else:
+                    self.count_tasks()
+            elif time.monotonic() >= drain_until:
+                break
+
+    # --- ending --------------------------------------------------------------------------------
+
+    def sweep(self) -> None:
+        """Stop every process the host left behind, then reap them."""
+        self.kill_host()
+        if self.options.user is not None:
+            self._kill_user(self.options.user)
+        for _ in range(100):
+            left = descendants(os.getpid())
+            if not left:
+                break
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            self._reap_all()
+        self._reap_all()
+
+    @staticmethod
+    def _kill_user(uid: int) -> None:
+        """kill(-1) as the sandbox user: every process of that user, at once, fork bombs included."""
+        helper = os.fork()
+        if helper == 0:
+            try:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                os.kill(-1, signal.SIGSTOP)
+                os.kill(-1, signal.SIGKILL)
+            finally:
+                os._exit(0)
+        os.waitpid(helper, 0)
+
+    def _reap_all(self) -> None:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+
+    def ending(self) -> dict:
+        """Why the host ended and what it used, for the report."""
+        report = {"reason": self.reason, **self.detail, "tasksPeak": self.tasks_peak, "outputBytes": self.output_seen}
+        if self.status is None:
+            return report
+        status, usage = self.status
+        cpu = usage.ru_utime + usage.ru_stime
+        report.update(cpuSeconds=round(cpu, 2), maxRssMb=round(usage.ru_maxrss / 1024, 1))
+        if os.WIFSIGNALED(status):
+            number = os.WTERMSIG(status)
+            try:
+                report["signal"] = signal.Signals(number).name
+            except ValueError:
+                report["signal"] = str(number)
+            if report["reason"] is None:
+                if number == signal.SIGXCPU or (number == signal.SIGKILL and cpu >= self.options.cpu_seconds):
+                    report["reason"] = CPU
+                elif number == signal.SIGXFSZ:
+                    report["reason"] = FILE_SIZE
+                elif number in CRASH_SIGNALS:
+                    report["reason"] = CRASH
+                else:
+                    report["reason"] = STOPPED
+        else:
+            code = os.WEXITSTATUS(status)
+            report["exit"] = code
+            if report["reason"] is None:
+                report["reason"] = {EXIT_MEMORY: MEMORY, EXIT_FILE_SIZE: FILE_SIZE}.get(code, EXIT)
+        return report
+
+    def write_report(self) -> None:
+        path = Path(self.options.report)
+        partial = path.with_name(path.name + ".partial")
+        with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as out:
+            out.write(json.dumps(self.ending()))
+        partial.replace(path)  # the grader never reads half a report
+
+
+def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    parser = argparse.ArgumentParser(prog="supervisor.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--report", required=True, type=Path, help="Where to write how the host ended (JSON).")
+    parser.add_argument("--workdir", required=True, type=Path, help="The host's working and home folder.")
+    parser.add_argument("--user", type=int, default=None, help="Run the host as this user id (root only).")
+    parser.add_argument("--cpu-seconds", type=int, required=True, help="CPU time of the host process.")
+    parser.add_argument("--memory-mb", type=int, required=True, help="Address space of the host process.")
+    parser.add_argument("--processes", type=int, required=True, help="Processes and threads the host may run.")
+    parser.add_argument("--file-mb", type=int, required=True, help="Largest file the host may write.")
+    parser.add_argument("--output-bytes", type=int, required=True, help="What the host may print on stderr.")
+    parser.add_argument("--message-bytes", type=int, required=True, help="Longest message the host may send.")
+    parser.add_argument("--hide", action="append", default=[], metavar="FOLDER", help="A folder the host must not see (as root).")
+    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="A variable for the host.")
+    if "--" not in argv:
+        parser.error("give the host's command after --")
+    split = argv.index("--")
+    options = parser.parse_args(argv[:split])
+    command = argv[split + 1 :]
+    if not command:
+        parser.error("give the host's command after --")
+    return options, command
+
+
+def main(argv: list[str] | None = None) -> int:
+    options, command = parse(sys.argv[1:] if argv is None else argv)
+    signal.signal(signal.SIGTERM, _stop_signal)
+    signal.signal(signal.SIGHUP, _stop_signal)
+    # Processes the host orphans are re-parented here, so they can be counted and stopped.
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    # When the grader dies, even by SIGKILL, the host is stopped rather than left waiting.
+    grader = os.getppid()
+    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    supervisor = Supervisor(options, command)
+    try:
+        try:
+            if os.getppid() != grader:  # the grader died before the line above took effect
+                raise Stopped
+            supervisor.start()
+            supervisor.run()
+        except Stopped:
+            if supervisor.status is None:  # the host still ran: stopping it is the grader's doing
+                supervisor.stop(STOPPED)
+        finally:
+            # A second SIGTERM must not cut the clean-up short.
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+            if supervisor.child is not None:
+                supervisor.kill_host()
+                if supervisor.status is None:
+                    _, status, usage = os.wait4(supervisor.child.pid, 0)
+                    supervisor.status = (status, usage)
+                    supervisor.child.returncode = os.waitstatus_to_exitcode(status)
+                supervisor.sweep()
+    finally:
+        supervisor.write_report()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,210 @@
+"""Hostile answer code under grade_code: each limit ends in a clear message for its check alone.
+
+Each case starts from lab 1's correct solution and makes get_order hostile (or the top level of
+its cell); the check that calls get_order fails with the message below, in bounded time, and the
+checks around it, served by the same host or a fresh one, still pass.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.grading import COURSE, grade_code
+from grader.notebook import answer_code, read_notebook
+
+LAB = "lab1_error_results"
+SOURCE = COURSE / "labs" / "source" / LAB / f"{LAB}.ipynb"
+SOLUTION = answer_code(read_notebook(SOURCE))
+GET_ORDER = "def get_order(desk, order_id):\n"
+
+# desk_not_found calls get_order; the checks before and after it do not.
+BEFORE, AFFECTED, AFTER = "desk_empty_search", "desk_not_found", "decide_not_found"
+# A bound no case should come near: start, one lost call, the stop, and a restart.
+BOUND_SECONDS = 30
+
+
+def in_get_order(body: str) -> str:
+    """The solution with ``body`` run first in every call of get_order."""
+    assert SOLUTION.count(GET_ORDER) == 1
+    return SOLUTION.replace(GET_ORDER, GET_ORDER + body)
+
+
+def before_get_order(top_level: str) -> str:
+    """The solution with ``top_level`` run at the top level of get_order's cell, just before its def."""
+    assert SOLUTION.count(GET_ORDER) == 1
+    return SOLUTION.replace(GET_ORDER, top_level + "\n\n" + GET_ORDER)
+
+
+def graded(code: str, **limits):
+    started = time.monotonic()
+    results = {r.name: r for r in grade_code(LAB, code, [BEFORE, AFFECTED, AFTER], **limits)}
+    elapsed = time.monotonic() - started
+    assert elapsed < BOUND_SECONDS, f"grading took {elapsed:.1f} s"
+    return results
+
+
+def assert_only_get_order_failed(results, message: str) -> None:
+    assert not results[AFFECTED].passed and results[AFFECTED].score == 0
+    assert message in results[AFFECTED].message, results[AFFECTED].message
+    for name in (BEFORE, AFTER):
+        assert results[name].passed, results[name].line()
+
+
+GRADER_CHECKS = COURSE / "grader" / "labs" / f"{LAB}.py"
+
+CASES = {
+    "endless_loop_in_a_call": (
+        in_get_order("    while True:\n        pass\n"),
+        {"timeout": 1.5},
+        "did not answer in time",
+    ),
+    "busy_loop_past_the_cpu_limit": (
+        in_get_order("    while True:\n        pass\n"),
+        {"cpu_seconds": 2, "timeout": 20},
+        "Your code used more than 2 s of CPU time, so the lab server was stopped",
+    ),
+    "endless_loop_at_the_top_level": (
+        before_get_order("while True:\n    pass"),
+        {"cell_seconds": 0.5},
+        "define no function named get_order. Your answer cells failed to run: TimeLimitExceeded: "
+        "this cell was still running after 0.5 s",
+    ),
+    "sys_exit_in_a_call": (
+        in_get_order("    import sys\n    sys.exit(3)\n"),
+        {},
+        "get_order raised SystemExit: 3",
+    ),
+    "raise_system_exit_in_a_call": (
+        in_get_order("    raise SystemExit('bye')\n"),
+        {},
+        "get_order raised SystemExit: bye",
+    ),
+    "os_exit_in_a_call": (
+        in_get_order("    import os\n    os._exit(3)\n"),
+        {},
+        "The lab server stopped while running your code: its process exited with status 3",
+    ),
+    "segfault_through_ctypes": (
+        in_get_order("    import ctypes\n    ctypes.string_at(0)\n"),
+        {},
+        "The lab server stopped while running your code: it crashed (a segmentation fault, SIGSEGV)",
+    ),
+    "memory_bomb_in_a_call": (
+        in_get_order("    hoard = []\n    while True:\n        hoard.append(bytearray(10**7))\n"),
+        {"memory_mb": 300},
+        "Your code tried to use more than 300 MB of memory, so the lab server was stopped",
+    ),
+    "memory_bomb_at_the_top_level": (
+        before_get_order("hoard = bytearray(10**10)"),
+        {"memory_mb": 300},
+        "failed to run: MemoryLimitExceeded: this cell tried to use more than 300 MB of memory",
+    ),
+    "fork_bomb": (
+        in_get_order("    import os\n    while True:\n        os.fork()\n"),
+        {},
+        "get_order raised PermissionError: Your code may not start processes",
+    ),
+    "fork_bomb_through_ctypes": (
+        in_get_order("    import ctypes\n    fork = ctypes.CDLL(None).fork\n    while True:\n        fork()\n"),
+        {"processes": 16},
+        "Your code started too many processes or threads (the limit is 16), so the lab server was stopped",
+    ),
+    "printing_100_mb_to_stdout": (
+        in_get_order("    for _ in range(100):\n        print('x' * 10**6)\n"),
+        {},
+        "Your code printed more than 1 MB, so the lab server was stopped",
+    ),
+    "printing_100_mb_to_stderr": (
+        in_get_order("    import sys\n    for _ in range(100):\n        sys.stderr.write('x' * 10**6)\n"),
+        {},
+        "Your code printed more than 1 MB, so the lab server was stopped",
+    ),
+    "a_huge_tool_result": (
+        in_get_order("    return success_result('x' * 20_000_000, {})\n"),
+        {"message_bytes": 1_000_000},
+        "Your code returned an answer larger than 1 MB, so the lab server was stopped",
+    ),
+    "a_huge_file": (
+        in_get_order("    with open('big.bin', 'wb') as big:\n        for _ in range(10):\n            big.write(b'x' * 10**6)\n"),
+        {"file_mb": 2},
+        "Your code tried to write a file larger than 2 MB, so the lab server was stopped",
+    ),
+    "importing_the_checks": (
+        in_get_order("    import grader.labs.lab1_error_results\n"),
+        {},
+        "get_order raised ImportError: Your answer cells may not import the grader",
+    ),
+    "importing_the_reference_model_the_host_loaded": (
+        in_get_order("    from grader.decisions import decide\n"),
+        {},
+        "get_order raised ImportError: Your answer cells may not import the grader (grader",
+    ),
+    "reading_the_checks": (
+        in_get_order(f"    open({str(GRADER_CHECKS)!r}).read()\n"),
+        {},
+        f"get_order raised PermissionError: Your code may not open {GRADER_CHECKS}",
+    ),
+    "reading_the_source_notebook": (
+        in_get_order(f"    from pathlib import Path\n    Path({str(SOURCE)!r}).read_text()\n"),
+        {},
+        f"get_order raised PermissionError: Your code may not open {SOURCE}",
+    ),
+    "walking_the_garbage_collector": (
+        in_get_order("    import gc\n    gc.get_objects()\n"),
+        {},
+        "get_order raised PermissionError: Your code may not list the lab server's objects",
+    ),
+}
+
+
+@pytest.mark.parametrize("code, limits, message", CASES.values(), ids=CASES.keys())
+def test_hostile_code_fails_its_own_check_with_a_clear_message(code: str, limits: dict, message: str) -> None:
+    assert_only_get_order_failed(graded(code, **limits), message)
+
+
+SECRET = "s3cr3t-4f9a1c2e7b"
+
+# Looks for the grader's secret everywhere a process could: its own environment, and every
+# other process's environment under /proc; when it finds it, it says so in a failed call.
+FIND_THE_SECRET = """\
+    import os
+    leaks = [f"env {k}" for k, v in os.environ.items() if "s3cr3t" in v or k == "GRADER_SECRET"]
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as environ:
+                if b"s3cr3t" in environ.read():
+                    leaks.append(f"/proc/{entry}/environ")
+        except OSError:
+            pass
+    if leaks:
+        raise RuntimeError(f"found the secret in {leaks}")
+"""
+
+
+def test_answer_code_cannot_find_a_secret_in_the_graders_environment(monkeypatch) -> None:
+    monkeypatch.setenv("GRADER_SECRET", SECRET)
+    results = graded(in_get_order(FIND_THE_SECRET))
+    assert all(r.passed for r in results.values()), [r.line() for r in results.values()]
+    assert not any(SECRET in r.message for r in results.values())
+
+
+def test_a_submission_past_its_time_budget_has_its_remaining_checks_failed_unrun() -> None:
+    code = in_get_order("    while True:\n        pass\n")
+    started = time.monotonic()
+    results = grade_code(LAB, code, [AFFECTED, BEFORE, AFTER], timeout=1.0, submission_seconds=0.5)
+    assert time.monotonic() - started < BOUND_SECONDS
+    assert [r.name for r in results] == [AFFECTED, BEFORE, AFTER]
+    assert "did not answer in time" in results[0].message
+    for result in results[1:]:
+        assert not result.passed
+        assert result.message.startswith("This check was not run: grading this submission took more than 0.5 s in all")
+
+
+def test_answer_cells_that_crash_the_host_as_it_starts_fail_every_check_with_the_reason() -> None:
+    results = graded(before_get_order("import ctypes\nctypes.string_at(0)"))
+    for result in results.values():
+        assert not result.passed
+        assert result.message.startswith("The lab server did not start: while your answer cells ran, it crashed"), result.message

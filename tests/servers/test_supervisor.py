@@ -1,0 +1,184 @@
+"""The supervisor around the learner host, run for real on small Python commands.
+
+Each test starts ``supervisor.py`` as grading does, with a command in place of the host, and
+reads the report it writes. The process boundary is the thing under test, so nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from servers.learner_host import supervisor
+
+WAIT_SECONDS = 60  # a bound on every wait below; each case ends in about a second
+LIMITS = {"cpu-seconds": 5, "memory-mb": 512, "processes": 32, "file-mb": 4, "output-bytes": 100_000, "message-bytes": 100_000}
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox user and hidden folders need root")
+
+
+def command(tmp_path: Path, code: str, *, hide: tuple[Path, ...] = (), **limits: int) -> list[str]:
+    work = tmp_path / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    user = supervisor.sandbox_user()
+    args = [sys.executable, "-I", supervisor.__file__, "--report", str(tmp_path / "report.json"), "--workdir", str(work)]
+    if user is not None:
+        for path in [work, *work.iterdir()]:
+            os.chown(path, user, user)
+        args += ["--user", str(user)]
+    for name, value in {**LIMITS, **{k.replace("_", "-"): v for k, v in limits.items()}}.items():
+        args += [f"--{name}", str(value)]
+    for folder in hide:
+        args += ["--hide", str(folder)]
+    return [*args, "--", sys.executable, "-c", code]
+
+
+def supervise(tmp_path: Path, code: str, **options) -> tuple[subprocess.CompletedProcess, dict]:
+    done = subprocess.run(command(tmp_path, code, **options), capture_output=True, stdin=subprocess.DEVNULL, timeout=WAIT_SECONDS)
+    return done, json.loads((tmp_path / "report.json").read_text())
+
+
+def test_the_host_gets_only_the_allowed_variables_and_a_folder_of_its_own(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("GRADER_SECRET", "s3cr3t")
+    code = "import json, os; print(json.dumps({'env': dict(os.environ), 'cwd': os.getcwd()}))"
+    done, report = supervise(tmp_path, code)
+    seen = json.loads(done.stdout)
+    assert "GRADER_SECRET" not in seen["env"]
+    assert set(seen["env"]) <= {*supervisor.ALLOWED_ENV, "HOME", "TMPDIR", "PYTHONDONTWRITEBYTECODE", "MALLOC_ARENA_MAX"}
+    assert seen["env"]["HOME"] == seen["cwd"] == str(tmp_path / "work")
+    assert report["reason"] == supervisor.EXIT and report["exit"] == 0
+
+
+@as_root
+def test_as_root_the_host_runs_as_a_user_of_its_own_that_cannot_read_other_processes(tmp_path: Path) -> None:
+    code = (
+        "import os\n"
+        "try:\n    open(f'/proc/{os.getppid()}/environ').read(); readable = True\n"
+        "except OSError:\n    readable = False\n"
+        "print(os.getuid(), os.getgid(), len(os.getgroups()), readable)"
+    )
+    done, report = supervise(tmp_path, code)
+    uid, gid, groups, readable = done.stdout.split()
+    assert int(uid) == int(gid) == report["user"] != 0
+    assert groups == b"0" and readable == b"False"
+
+
+# Forks 8 times over, every process forking on: 256 processes unless something stops it.
+# Each process that gets through leaves its pid in pids/, then waits to be stopped.
+BOUNDED_FORK_BOMB = """
+import ctypes, os, time
+fork = ctypes.CDLL(None).fork
+for _ in range(8):
+    fork()
+open(f"pids/{os.getpid()}", "w").close()
+while True:
+    time.sleep(1)
+"""
+
+
+def test_a_fork_bomb_is_held_at_the_process_limit_and_nothing_it_started_survives(tmp_path: Path) -> None:
+    (tmp_path / "work" / "pids").mkdir(parents=True)
+    done, report = supervise(tmp_path, BOUNDED_FORK_BOMB, processes=16)
+    pids = [int(p.name) for p in (tmp_path / "work" / "pids").iterdir()]
+    assert report["reason"] == supervisor.PROCESSES
+    assert 1 <= len(pids) <= 16 and report["tasksPeak"] <= 16
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_one_message_longer_than_the_cap_stops_the_host_before_it_reaches_the_grader(tmp_path: Path) -> None:
+    code = "import sys, time\nsys.stdout.write('x' * 300_000)\nsys.stdout.flush()\ntime.sleep(60)"
+    done, report = supervise(tmp_path, code, message_bytes=100_000)
+    assert report["reason"] == supervisor.MESSAGE
+    assert len(done.stdout) <= 100_000
+
+
+def test_messages_within_the_cap_pass_through_unchanged(tmp_path: Path) -> None:
+    code = "import sys\nfor n in range(5):\n    sys.stdout.write(f'{n}:' + 'y' * 90_000 + '\\n')"
+    done, report = supervise(tmp_path, code, message_bytes=100_000)
+    assert done.stdout.decode() == "".join(f"{n}:" + "y" * 90_000 + "\n" for n in range(5))
+    assert report["reason"] == supervisor.EXIT and report["exit"] == 0
+
+
+def test_printing_past_the_cap_stops_the_host_and_only_a_capped_copy_is_kept(tmp_path: Path) -> None:
+    code = "import sys\nfor _ in range(100):\n    sys.stderr.write('x' * 10**6)\nsys.stderr.flush()"
+    done, report = supervise(tmp_path, code, output_bytes=100_000)
+    assert report["reason"] == supervisor.OUTPUT
+    assert 0 < len(done.stderr) <= 100_000
+
+
+def test_cpu_time_past_the_limit_ends_the_host(tmp_path: Path) -> None:
+    done, report = supervise(tmp_path, "while True:\n    pass", cpu_seconds=1)
+    assert report["reason"] == supervisor.CPU and report["signal"] == "SIGXCPU"
+
+
+def test_a_crash_is_reported_with_its_signal(tmp_path: Path) -> None:
+    done, report = supervise(tmp_path, "import ctypes; ctypes.string_at(0)")
+    assert report["reason"] == supervisor.CRASH and report["signal"] == "SIGSEGV"
+
+
+def test_the_limits_reach_the_host(tmp_path: Path) -> None:
+    code = (
+        "import resource as r\n"
+        "print(*(r.getrlimit(k)[0] for k in (r.RLIMIT_CPU, r.RLIMIT_AS, r.RLIMIT_FSIZE, r.RLIMIT_CORE)))"
+    )
+    done, report = supervise(tmp_path, code, cpu_seconds=7, memory_mb=300, file_mb=3)
+    assert done.stdout.split() == [b"7", str(300 * 2**20).encode(), str(3 * 2**20).encode(), b"0"]
+
+
+@as_root
+def test_as_root_hidden_folders_are_out_of_the_hosts_sight(tmp_path: Path) -> None:
+    # A folder any user could read (pytest's own folders are private, and already out of sight).
+    with tempfile.TemporaryDirectory() as shared:
+        answers = Path(shared) / "answers"
+        answers.mkdir()
+        (answers / "key.txt").write_text("the answer")
+        for path, mode in ((Path(shared), 0o755), (answers, 0o755), (answers / "key.txt", 0o644)):
+            path.chmod(mode)
+        code = f"try:\n    print(open({str(answers / 'key.txt')!r}).read())\nexcept OSError as exc:\n    print(type(exc).__name__)"
+        seen, _ = supervise(tmp_path / "seen", code)
+        hidden, report = supervise(tmp_path / "hidden", code, hide=(answers,))
+        assert seen.stdout.strip() == b"the answer"
+        assert hidden.stdout.strip() == b"PermissionError"
+        assert report["hidden"] == [str(answers)]
+        assert (answers / "key.txt").read_text() == "the answer"  # hidden from the host only
+
+
+def test_stopping_the_supervisor_stops_the_host_and_reports_it(tmp_path: Path) -> None:
+    code = "import os, time\nprint(os.getpid(), flush=True)\nwhile True:\n    time.sleep(1)"
+    with subprocess.Popen(command(tmp_path, code), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE) as running:
+        with selectors.DefaultSelector() as ready:
+            ready.register(running.stdout, selectors.EVENT_READ)
+            assert ready.select(WAIT_SECONDS), "the host never said it was running"
+        host = int(running.stdout.readline())
+        running.send_signal(signal.SIGTERM)
+        running.wait(WAIT_SECONDS)
+    assert json.loads((tmp_path / "report.json").read_text())["reason"] == supervisor.STOPPED
+    with pytest.raises(ProcessLookupError):
+        os.kill(host, 0)
+
+
+def test_when_the_grader_dies_the_host_is_stopped_too(tmp_path: Path) -> None:
+    code = "import os, time\nprint(os.getpid(), flush=True)\nwhile True:\n    time.sleep(1)"
+    grader = f"import subprocess\nsubprocess.run({command(tmp_path, code)!r})"
+    with subprocess.Popen([sys.executable, "-c", grader], stdin=subprocess.PIPE, stdout=subprocess.PIPE) as running:
+        with selectors.DefaultSelector() as ready:
+            ready.register(running.stdout, selectors.EVENT_READ)
+            assert ready.select(WAIT_SECONDS), "the host never said it was running"
+        host = int(running.stdout.readline())
+        running.kill()
+        exited = os.pidfd_open(host)
+        try:
+            with selectors.DefaultSelector() as ended:
+                ended.register(exited, selectors.EVENT_READ)
+                assert ended.select(WAIT_SECONDS), "the host outlived the grader"
+        finally:
+            os.close(exited)
