@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -19,7 +20,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from grader.checking import CheckResult, run_check
+from grader.checking import TIMED_OUT, CheckResult, run_check
 from grader.labs import lab_checks
 from servers.learner_host import supervisor
 
@@ -33,6 +34,9 @@ FILE_MB = 16  # the largest file answer code may write; the labs write small JSO
 OUTPUT_BYTES = 1_000_000  # what answer code prints (stdout and stderr together); a few lines are enough to debug
 MESSAGE_BYTES = 8_000_000  # one message from the host to the grader; lab results are a few kilobytes
 CELL_SECONDS = 3.0  # the top level of one answer cell while it loads; cells define things, calls do the work
+# Once a call of a submission has hung, each later call gets this much: a hang is rarely alone (every check
+# calling the same looping handler would cost the full timeout), and a working handler answers in milliseconds.
+HUNG_CALL_TIMEOUT_SECONDS = 2.0
 
 COURSE = Path(supervisor.__file__).resolve().parents[2]  # servers/learner_host/supervisor.py
 # Folders of the course the host never needs and must not see: solutions, submissions, the checks.
@@ -127,6 +131,7 @@ class Hosts:
         self.lab, self.limits, self.errlog = lab, limits, errlog
         self.code_file = scratch / "answers.py"
         self.report = scratch / "report.json"
+        self.pid_file = scratch / "supervisor.pid"
         self.workdir = scratch / "work"
         self.state_dir = self.workdir / "state"
         self.state_dir.mkdir(parents=True)
@@ -145,6 +150,7 @@ class Hosts:
         args = [
             "-I", supervisor.__file__,
             "--report", str(self.report),
+            "--pid-file", str(self.pid_file),
             "--workdir", str(self.workdir),
             "--cpu-seconds", str(int(limits.cpu_seconds)),
             "--memory-mb", str(int(limits.memory_mb)),
@@ -173,6 +179,15 @@ class Hosts:
         # Checks that verify state from outside the protocol read and steer it through this folder.
         session.state_dir = self.state_dir
         return session
+
+    def stop(self, session) -> None:
+        """Stop a host that hung or broke at once: SIGTERM its supervisor, which stops the host and writes
+        its report, so closing the session need not wait out the client's grace period for a stuck process."""
+        try:
+            os.kill(int(self.pid_file.read_text(encoding="utf-8")), signal.SIGTERM)
+        except (OSError, ValueError):  # already gone, or it never started
+            pass
+        session.close()
 
     def ending(self) -> dict:
         """How the last host ended, as the supervisor wrote it (empty when it wrote nothing)."""
@@ -216,6 +231,7 @@ def grade_code(
         host = None
         not_started = None  # why the host cannot start, once that is known not to change
         failed_starts = 0
+        hung = False  # a call of this submission has hung: later calls get HUNG_CALL_TIMEOUT_SECONDS
         try:
             for check in selected:
                 if not_started is None and time.monotonic() > deadline:
@@ -230,6 +246,8 @@ def grade_code(
                     try:
                         host = hosts.start()
                         failed_starts = 0
+                        if hung:
+                            host.limit_calls(HUNG_CALL_TIMEOUT_SECONDS)
                     except Exception as exc:  # the host could not start: say why, from its report when it wrote one
                         failed_starts += 1
                         why = start_message(hosts.ending(), limits)
@@ -239,8 +257,9 @@ def grade_code(
                         results.append(CheckResult(check.name, check.points, False, message))
                         continue
                 result = run_check(check, host)
+                hung = hung or result.message.startswith(TIMED_OUT)
                 if result.host_lost:
-                    host.close()
+                    hosts.stop(host)
                     host = None
                     why = limit_message(hosts.ending(), limits)
                     if why:

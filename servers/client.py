@@ -104,6 +104,10 @@ class Session(AbstractContextManager["Session"]):
         """``prompts/get``: the rendered messages, in wire format."""
         return wire(self._run(self.client.get_prompt, name, {**(arguments or {}), **kwargs}))
 
+    def limit_calls(self, seconds: float) -> None:
+        """From now on, give each request at most ``seconds`` (the handshake keeps the timeout it had)."""
+        self._timeout = seconds if not self._timeout else min(self._timeout, seconds)
+
     def close(self) -> None:
         self._stack.close()
 

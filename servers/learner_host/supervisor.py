@@ -509,6 +509,7 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--message-bytes", type=int, required=True, help="Longest message the host may send.")
     parser.add_argument("--hide", action="append", default=[], metavar="FOLDER", help="A folder the host must not see (as root).")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="A variable for the host.")
+    parser.add_argument("--pid-file", type=Path, default=None, help="Where to write this process's id, so the grader can stop it at once.")
     if "--" not in argv:
         parser.error("give the host's command after --")
     split = argv.index("--")
@@ -523,6 +524,8 @@ def main(argv: list[str] | None = None) -> int:
     options, command = parse(sys.argv[1:] if argv is None else argv)
     signal.signal(signal.SIGTERM, _stop_signal)
     signal.signal(signal.SIGHUP, _stop_signal)
+    if options.pid_file is not None:
+        options.pid_file.write_text(str(os.getpid()), encoding="utf-8")
     # Processes the host orphans are re-parented here, so they can be counted and stopped.
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     # When the grader dies, even by SIGKILL, the host is stopped rather than left waiting.
