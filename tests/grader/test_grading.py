@@ -60,3 +60,17 @@ def test_printing_from_learner_code_does_not_corrupt_the_protocol():
     code = replace_once(SOLUTION, "def decide(result, attempt=1, max_attempts=3):\n", "def decide(result, attempt=1, max_attempts=3):\n    print('debugging', result)\n")
     results = grade_code(LAB, code, ["decide_not_found", "decide_business_stops"])
     assert all(r.passed for r in results), [r.line() for r in results]
+
+
+def test_a_warning_on_stderr_does_not_cost_a_correct_answer_any_point():
+    # Scores come from the checks' verdicts; what the learner's code prints is only kept aside.
+    noisy = SOLUTION.replace(
+        "def get_order(desk, order_id):\n",
+        "def get_order(desk, order_id):\n    import sys, warnings\n    warnings.warn('order lookups are slow')\n"
+        "    print('WARNING: deprecated', file=sys.stderr)\n",
+    )
+    assert noisy != SOLUTION
+
+    results = grade_code(LAB, noisy)
+
+    assert all(r.passed for r in results), [r.line() for r in results if not r.passed]
