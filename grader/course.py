@@ -12,15 +12,19 @@ gradebook, formgrader, feedback and export work unchanged.
 
 from __future__ import annotations
 
-from nbformat.v4 import new_output
+from nbformat.v4 import new_code_cell, new_output
 from nbgrader import utils
 from nbgrader.converters import GenerateAssignment
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
+    ClearOutput,
     ClearSolutions,
+    DeduplicateIds,
     LimitOutput,
     NbGraderPreprocessor,
+    OverwriteCells,
+    OverwriteKernelspec,
     SaveAutoGrades,
 )
 from nbconvert.preprocessors import ClearMetadataPreprocessor
@@ -94,6 +98,64 @@ class TrustedChecks(NbGraderPreprocessor):
         return nb, resources
 
 
+def nbgrader_meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader") or {}
+
+
+class ForgetForgedGradedCells(NbGraderPreprocessor):
+    """Before nbgrader's sanitising: a graded cell the lab does not define, or a second copy of one, is made an
+    ordinary cell. Left in, nbgrader rejects the whole notebook (a copy loses its metadata to DeduplicateIds, an
+    unknown one its grade id to OverwriteCells, and CheckCellMetadata refuses both), so every check would be lost
+    to one forged cell; made ordinary, it is ignored like any other cell the learner adds."""
+
+    def preprocess(self, nb, resources):
+        lab = resources["nbgrader"]["assignment"]
+        known = set(lab_checks(lab).checks) if lab in LAB_MODULES else None
+        seen: set[str] = set()
+        for cell in nb.cells:
+            meta = nbgrader_meta(cell)
+            if meta.get("grade") is not True:
+                continue
+            grade_id = meta.get("grade_id")
+            if grade_id in seen or (known is not None and grade_id not in known):
+                del cell.metadata["nbgrader"]
+            else:
+                seen.add(grade_id)
+        return nb, resources
+
+
+class RestoreGradedCells(NbGraderPreprocessor):
+    """After OverwriteCells: each graded cell the submission lost is put back, from the gradebook, after the graded
+    cell that precedes it (the lab's checks are in notebook order), so its verdict is written and shown like every
+    other."""
+
+    def preprocess(self, nb, resources):
+        from nbgrader.api import Gradebook
+
+        lab = resources["nbgrader"]["assignment"]
+        if lab not in LAB_MODULES:
+            return nb, resources
+        with Gradebook(resources["nbgrader"]["db_url"]) as gb:
+            source = gb.find_notebook(resources["nbgrader"]["notebook"], lab)
+            points = {cell.name: cell.max_score for cell in source.grade_cells}
+            texts = {cell.name: cell.source for cell in source.source_cells if cell.cell_type == "code"}
+        order = [name for name in lab_checks(lab).checks if name in points and name in texts]
+        for position, name in enumerate(order):
+            where = {nbgrader_meta(c).get("grade_id"): i for i, c in enumerate(nb.cells) if nbgrader_meta(c).get("grade")}
+            if name in where:
+                continue
+            before = [where[n] for n in order[:position] if n in where]
+            after = [where[n] for n in order[position + 1 :] if n in where]
+            at = before[-1] + 1 if before else (after[0] if after else len(nb.cells))
+            cell = new_code_cell(texts[name])
+            cell.metadata["nbgrader"] = {
+                "grade": True, "grade_id": name, "locked": True, "points": points[name], "schema_version": 3, "solution": False,
+            }
+            nb.cells.insert(at, cell)
+            self.log.warning("The graded cell %s was missing; it was put back from the release.", name)
+        return nb, resources
+
+
 STARTING_CODE = "starting_code"  # key under an answer cell's metadata["course"]
 
 
@@ -133,6 +195,15 @@ def configure(c: Config) -> Config:
     c.CourseDirectory.course_id = COURSE_ID
     c.CourseDirectory.db_assignments = [{"name": lab} for lab in LAB_MODULES]
     c.GenerateAssignment.preprocessors = release_preprocessors()
+    c.Autograde.sanitize_preprocessors = [
+        ClearOutput,
+        ForgetForgedGradedCells,
+        DeduplicateIds,
+        OverwriteKernelspec,
+        OverwriteCells,
+        RestoreGradedCells,
+        CheckCellMetadata,
+    ]
     c.Autograde.autograde_preprocessors = [
         TrustedChecks,
         ClearMetadataPreprocessor,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from grader.checking import CheckFailed, CheckRegistry, describe, expect
 from servers.learner_host.kit_lab3 import CATALOG_URI, DEFAULT_SIZE, RUNBOOK_TEMPLATE, make_runbook
@@ -46,10 +47,17 @@ def catalog_size(host, size: int):
         control.unlink(missing_ok=True)
 
 
+def host_lost(exc: MCPError) -> bool:
+    """The learner's server hung or died: not a verdict on this read; run_check restarts the host."""
+    return exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
+
+
 def read(host, uri: str, what: str) -> str:
     try:
         return host.read(uri)
     except MCPError as exc:
+        if host_lost(exc):
+            raise
         raise CheckFailed(f"Reading {what} ({uri}) failed: {exc.message}") from None
 
 
@@ -171,6 +179,8 @@ def catalog_answers_within_budget(host) -> None:
     try:
         outcomes = run(host, scenario, "catalog_first", questions)
     except (SimulatorError, MCPError) as exc:
+        if isinstance(exc, MCPError) and host_lost(exc):
+            raise
         raise CheckFailed(f"The agent could not work with your server: {exc}") from None
     for outcome in outcomes:
         asked = texts[outcome.question_id]

@@ -1,6 +1,8 @@
 """``python -m servers.learner_host --lab LAB --code FILE``: serve a submission's code on stdio."""
 
 import argparse
+import os
+import sys
 from pathlib import Path
 
 from servers.learner_host.host import build_server, load_learner_code
@@ -31,4 +33,14 @@ if options.sandbox:
         namespace, load_error = load_learner_code(options.lab, code)
 else:
     namespace, load_error = load_learner_code(options.lab, code)
-run_stdio(build_server(options.lab, namespace, load_error=load_error))
+try:
+    run_stdio(build_server(options.lab, namespace, load_error=load_error))
+except SystemExit as exc:  # sys.exit in a tool of a learner-written server ends the serving loop from inside
+    status = exc.code if isinstance(exc.code, int) else 1
+else:
+    status = 0
+# End now: a worker thread still running learner code (a handler that loops, or one the exit cut
+# short) must not keep the process alive after its session is over.
+sys.stdout.flush()
+sys.stderr.flush()
+os._exit(status)
