@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from grader.checking import CheckResult
@@ -94,3 +98,27 @@ def write_json(path: Path, data) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
     return path
+
+
+@contextmanager
+def state_folder() -> Iterator[Path]:
+    """A fresh folder named by LAB_STATE_DIR for the duration, as Lab.run sets it; restored after."""
+    before = os.environ.get("LAB_STATE_DIR")
+    with tempfile.TemporaryDirectory(prefix="lab-state-") as folder:
+        os.environ["LAB_STATE_DIR"] = folder
+        try:
+            yield Path(folder)
+        finally:
+            if before is None:
+                os.environ.pop("LAB_STATE_DIR", None)
+            else:
+                os.environ["LAB_STATE_DIR"] = before
+
+
+def graded_cell_points(source: Path) -> dict[str, float]:
+    """grade_id -> points of every graded cell of a lab notebook."""
+    return {
+        cell.metadata.nbgrader["grade_id"]: cell.metadata.nbgrader["points"]
+        for cell in read_notebook(source).cells
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade") is True
+    }

@@ -26,7 +26,7 @@ from servers.client import connect
 from servers.learner_host import build_server, load_learner_code
 from servers.learner_host.host import CELL_SEPARATOR
 from servers.learner_host.kit_lab2 import SCENARIO
-from labtests import assert_fails_exactly, assert_sentence_in_words, blank_template, cells, failed, line_of, mutate  # noqa: F401
+from labtests import assert_fails_exactly, assert_sentence_in_words, blank_template, cells, failed, graded_cell_points, line_of, mutate  # noqa: F401
 
 LAB = "lab2_scopes_expansion"
 REPO = Path(__file__).resolve().parents[2]
@@ -90,12 +90,7 @@ def test_the_lab_has_fourteen_named_checks_worth_thirty_points() -> None:
 
 
 def test_the_notebooks_graded_cells_are_the_checks_with_their_points() -> None:
-    graded = {
-        cell.metadata.nbgrader["grade_id"]: cell.metadata.nbgrader["points"]
-        for cell in read_notebook(SOURCE).cells
-        if cell.get("metadata", {}).get("nbgrader", {}).get("grade") is True
-    }
-    assert graded == {name: check.points for name, check in checks.checks.items()}
+    assert graded_cell_points(SOURCE) == {name: check.points for name, check in checks.checks.items()}
 
 
 def test_the_solution_passes_every_check() -> None:

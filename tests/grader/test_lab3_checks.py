@@ -17,8 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
-from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -33,7 +31,7 @@ from servers.client import connect
 from servers.learner_host import build_server, load_learner_code
 from servers.learner_host import kit_lab3
 from servers.learner_host.host import CELL_SEPARATOR
-from labtests import assert_fails_exactly, assert_sentence_in_words, blank_template, cells, failed, line_of, mutate  # noqa: F401
+from labtests import assert_fails_exactly, assert_sentence_in_words, blank_template, cells, failed, graded_cell_points, line_of, mutate, state_folder  # noqa: F401
 
 LAB = "lab3_tools_resources"
 SOURCE = Path(__file__).resolve().parents[2] / "labs" / "source" / LAB / f"{LAB}.ipynb"
@@ -47,21 +45,6 @@ BUDGET = "catalog_answers_within_budget"
 def fresh_alerts() -> None:
     """Every alert unacknowledged and without notes, as in a grader subprocess that just started."""
     kit_lab3.STORE.alerts = kit_lab3.RunbookStore().alerts
-
-
-@contextmanager
-def state_folder() -> Iterator[Path]:
-    """A fresh folder named by LAB_STATE_DIR for the duration, as Lab.run sets it; restored after."""
-    before = os.environ.get("LAB_STATE_DIR")
-    with tempfile.TemporaryDirectory(prefix="lab-state-") as folder:
-        os.environ["LAB_STATE_DIR"] = folder
-        try:
-            yield Path(folder)
-        finally:
-            if before is None:
-                os.environ.pop("LAB_STATE_DIR", None)
-            else:
-                os.environ["LAB_STATE_DIR"] = before
 
 
 @contextmanager
@@ -100,12 +83,7 @@ def test_the_lab_has_eight_named_checks_worth_seventeen_points() -> None:
 
 
 def test_the_notebooks_graded_cells_are_the_checks_with_their_points() -> None:
-    graded = {
-        cell.metadata.nbgrader["grade_id"]: cell.metadata.nbgrader["points"]
-        for cell in read_notebook(SOURCE).cells
-        if cell.get("metadata", {}).get("nbgrader", {}).get("grade") is True
-    }
-    assert graded == {name: check.points for name, check in checks.checks.items()}
+    assert graded_cell_points(SOURCE) == {name: check.points for name, check in checks.checks.items()}
 
 
 def test_the_solution_passes_every_check() -> None:

@@ -9,9 +9,6 @@ case goes through the real grader, a learner host in a subprocess.
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,7 +23,7 @@ from grader.notebook import answer_code, is_answer_cell, read_notebook
 from servers.client import connect
 from servers.learner_host import build_server, load_learner_code
 from servers.learner_host.kit_lab4 import BLOG, PLUGIN, SERVER_NAME
-from labtests import assert_fails_exactly, assert_sentence_in_words, failed, mutate
+from labtests import assert_fails_exactly, assert_sentence_in_words, failed, graded_cell_points, mutate, state_folder
 
 LAB = "lab4_server_integration"
 SOURCE = Path(__file__).resolve().parents[2] / "labs" / "source" / LAB / f"{LAB}.ipynb"
@@ -36,20 +33,6 @@ ALL_CHECKS = set(checks.checks)
 PART_A = {"only_public_tools", "names_fit_in_plugin"}
 PART_B = {"read_only_tools_say_so", "descriptions_get_tools_called"}
 PART_C = {"failures_are_statuses", "no_match_is_empty", "results_fit_the_context"}
-
-
-@contextmanager
-def state_folder() -> Iterator[Path]:
-    before = os.environ.get("LAB_STATE_DIR")
-    with tempfile.TemporaryDirectory(prefix="lab-state-") as folder:
-        os.environ["LAB_STATE_DIR"] = folder
-        try:
-            yield Path(folder)
-        finally:
-            if before is None:
-                os.environ.pop("LAB_STATE_DIR", None)
-            else:
-                os.environ["LAB_STATE_DIR"] = before
 
 
 @contextmanager
@@ -77,12 +60,7 @@ def test_the_lab_has_seven_checks_worth_seventeen_points_in_three_parts() -> Non
 
 
 def test_the_notebooks_graded_cells_are_the_checks_with_their_points() -> None:
-    graded = {
-        cell.metadata.nbgrader["grade_id"]: cell.metadata.nbgrader["points"]
-        for cell in read_notebook(SOURCE).cells
-        if cell.get("metadata", {}).get("nbgrader", {}).get("grade") is True
-    }
-    assert graded == {name: check.points for name, check in checks.checks.items()}
+    assert graded_cell_points(SOURCE) == {name: check.points for name, check in checks.checks.items()}
 
 
 def test_the_flawed_server_handed_out_has_every_flaw_the_lab_names() -> None:
