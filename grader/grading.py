@@ -25,7 +25,7 @@ from grader.labs import lab_checks
 from servers.learner_host import supervisor
 
 # Limits on the learner host; grade_code takes each as a keyword argument (``timeout`` for the first).
-CALL_TIMEOUT_SECONDS = 10.0  # wall clock of one call into learner code; a correct handler answers in milliseconds
+CALL_TIMEOUT_SECONDS = 5.0  # wall clock of one call into learner code; a correct handler answers in milliseconds, a host starts in about 1 s
 SUBMISSION_SECONDS = 180.0  # wall clock of all checks of one submission; a submission whose every call hangs still ends
 CPU_SECONDS = 10  # CPU time of one host process, its start (about 1 s) included; catches busy threads the call timeout misses
 MEMORY_MB = 512  # address space of one host process; the host with its libraries maps 100 to 250 MB
