@@ -41,12 +41,22 @@ def cohort(tmp_path_factory):
     course = new_course(root / "course")
     course.release(list(REPORTED))
     subs = copy_samples(root / "subs", REPORTED)
-    # A notebook with no cells left: nbgrader records it, but none of its checks gets a score.
+    # A notebook with no cells left: its graded cells are put back and it is graded; then its scores are
+    # taken out of the gradebook, as they are for a submission waiting on manual grading.
     (subs / "no_cells" / LAB1).mkdir(parents=True)
     nbformat.write(nbformat.v4.new_notebook(), str(subs / "no_cells" / LAB1 / f"{LAB1}.ipynb"))
     pairs = course.collect(subs)
     outcomes = course.autograde(pairs)
     assert all(o.ok for o in outcomes), [o for o in outcomes if not o.ok]
+    from nbgrader.api import Gradebook
+
+    from grader.course import COURSE_ID
+
+    with Gradebook(course.db_url, course_id=COURSE_ID) as gb:
+        for grade in gb.find_submission_notebook(LAB1, LAB1, "no_cells").grades:
+            grade.auto_score = None
+            grade.manual_score = None
+        gb.db.commit()
     _, failures = course.feedback([(s, lab) for s, lab in pairs if s != "no_cells"])
     assert not failures
     return course
