@@ -16,18 +16,18 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader.checking import TIMED_OUT, CheckResult, run_check
 from grader.labs import lab_checks
-from servers.learner_host import supervisor
+from servers.learner_host import forkserver, supervisor
 
 # Limits on the learner host; grade_code takes each as a keyword argument (``timeout`` for the first).
-CALL_TIMEOUT_SECONDS = 5.0  # wall clock of one call into learner code; a correct handler answers in milliseconds, a host starts in about 1 s
+CALL_TIMEOUT_SECONDS = 5.0  # wall clock of one call into learner code; a correct handler answers in milliseconds, a host starts in under 1 s
 SUBMISSION_SECONDS = 180.0  # wall clock of all checks of one submission; a submission whose every call hangs still ends
-CPU_SECONDS = 10  # CPU time of one host process, its start (about 1 s) included; catches busy threads the call timeout misses
+CPU_SECONDS = 10  # CPU time of one host process, its start included (0.05 s forked, 0.6 s as a new program); catches busy threads the call timeout misses
 MEMORY_MB = 512  # address space of one host process; the host with its libraries maps 100 to 250 MB
 PROCESSES = 64  # processes and threads of one host; it runs a handful of threads and answer code needs no processes
 FILE_MB = 16  # the largest file answer code may write; the labs write small JSON files
@@ -124,31 +124,45 @@ def start_message(report: dict, limits: Limits) -> str | None:
     return f"The lab server did not start: while your answer cells ran, {what}; {advice}."
 
 
-class Hosts:
-    """The learner hosts of one submission: starts each under the supervisor and reads how it ended."""
+_said: set[str] = set()
 
-    def __init__(self, lab: str, scratch: Path, limits: Limits, errlog) -> None:
-        self.lab, self.limits, self.errlog = lab, limits, errlog
-        self.code_file = scratch / "answers.py"
+
+def _say_once(message: str) -> None:
+    if message not in _said:
+        _said.add(message)
+        print(message, file=sys.stderr)
+
+
+class Sandbox:
+    """One program run under the supervisor, with the limits: its folders, its user, how it started and ended.
+
+    ``command`` is the program (``[sys.executable, ...]``); ``env`` its variables beyond the allowed
+    few; ``cwd`` its working folder (default: a home folder of its own under ``scratch``). It starts
+    forked from this process's fork server where there is one, else as new programs.
+    """
+
+    def __init__(self, scratch: Path, limits: Limits, errlog, command: list[str], *, env=None, cwd: Path | None = None) -> None:
+        self.limits, self.errlog, self.program, self.cwd = limits, errlog, list(command), cwd
+        self.env = dict(env or {})
         self.report = scratch / "report.json"
         self.pid_file = scratch / "supervisor.pid"
         self.workdir = scratch / "work"
-        self.state_dir = self.workdir / "state"
-        self.state_dir.mkdir(parents=True)
+        self.workdir.mkdir(parents=True, exist_ok=True)
         self.user = supervisor.sandbox_user()
         scratch.chmod(0o711)  # the sandbox user passes through to its own folder and the code, nothing else
-        if self.user is not None:
-            for path in (self.workdir, self.state_dir, self.code_file):
-                os.chown(path, self.user, self.user)
-        for folder in (self.workdir, self.state_dir):
-            folder.chmod(0o700)  # no other submission's host may look in
-        self.code_file.chmod(0o400)
+        self.give(self.workdir)
+        self.workdir.chmod(0o700)  # no other submission's program may look in
 
-    def command(self) -> list[str]:
+    def give(self, path: Path) -> None:
+        """Hand a file or folder to the sandbox user."""
+        if self.user is not None:
+            os.chown(path, self.user, self.user)
+
+    def supervisor_args(self) -> list[str]:
+        """The supervisor's command line: its options, ``--``, then the program's command."""
         limits = self.limits
         python_path = os.pathsep.join(filter(None, [str(COURSE), os.environ.get("PYTHONPATH")]))
         args = [
-            "-I", supervisor.__file__,
             "--report", str(self.report),
             "--pid-file", str(self.pid_file),
             "--workdir", str(self.workdir),
@@ -158,30 +172,37 @@ class Hosts:
             "--file-mb", str(int(limits.file_mb)),
             "--output-bytes", str(int(limits.output_bytes)),
             "--message-bytes", str(int(limits.message_bytes)),
-            "--env", f"LAB_STATE_DIR={self.state_dir}",
-            "--env", f"PYTHONPATH={python_path}",
         ]
+        if self.cwd is not None:
+            args += ["--cwd", str(self.cwd)]
+        for key, value in {"PYTHONPATH": python_path, **self.env}.items():
+            args += ["--env", f"{key}={value}"]
         if self.user is not None:
             args += ["--user", str(self.user)]
         for folder in HIDDEN:
             args += ["--hide", str(COURSE / folder)]
-        # -P: the host's folder is not on its import path, so files the learner's code writes there
-        # cannot stand in for modules the next host imports.
-        host = ["-P", "-m", "servers.learner_host", "--lab", self.lab, "--code", str(self.code_file), "--sandbox"]
-        host += ["--cell-seconds", str(limits.cell_seconds)]
-        return [*args, "--", sys.executable, *host]
+        return [*args, "--", *self.program]
+
+    def command(self) -> list[str]:
+        """The interpreter's arguments that start the supervisor, and the program under it, as new programs."""
+        return ["-I", supervisor.__file__, *self.supervisor_args()]
 
     def start(self):
+        """A session with a fresh program: forked from the warm fork server where there is one, else started anew."""
         from servers.client import connect_params
 
         self.report.unlink(missing_ok=True)
-        session = connect_params(sys.executable, self.command(), timeout=self.limits.timeout, errlog=self.errlog)
-        # Checks that verify state from outside the protocol read and steer it through this folder.
-        session.state_dir = self.state_dir
-        return session
+        self.pid_file.unlink(missing_ok=True)
+        warm = forkserver.shared()
+        if warm is not None:
+            try:
+                return warm.connect(self.supervisor_args(), timeout=self.limits.timeout, errlog=self.errlog)
+            except forkserver.ForkServerError as exc:
+                _say_once(f"grader: {exc}; starting learner hosts as new programs, which is slower.")
+        return connect_params(sys.executable, self.command(), timeout=self.limits.timeout, errlog=self.errlog)
 
     def stop(self, session) -> None:
-        """Stop a host that hung or broke at once: SIGTERM its supervisor, which stops the host and writes
+        """Stop a program that hung or broke at once: SIGTERM its supervisor, which stops it and writes
         its report, so closing the session need not wait out the client's grace period for a stuck process."""
         try:
             os.kill(int(self.pid_file.read_text(encoding="utf-8")), signal.SIGTERM)
@@ -190,11 +211,55 @@ class Hosts:
         session.close()
 
     def ending(self) -> dict:
-        """How the last host ended, as the supervisor wrote it (empty when it wrote nothing)."""
+        """How the last program ended, as the supervisor wrote it (empty when it wrote nothing)."""
         try:
             return json.loads(self.report.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
+
+
+class Hosts(Sandbox):
+    """The learner hosts of one submission: ``python -m servers.learner_host`` on its answer code."""
+
+    def __init__(self, lab: str, scratch: Path, limits: Limits, errlog) -> None:
+        self.lab = lab
+        self.code_file = scratch / "answers.py"
+        self.state_dir = scratch / "work" / "state"
+        self.state_dir.mkdir(parents=True)
+        # -P: the host's folder is not on its import path, so files the learner's code writes there
+        # cannot stand in for modules the next host imports.
+        host = [sys.executable, "-P", "-m", "servers.learner_host", "--lab", lab, "--code", str(self.code_file), "--sandbox"]
+        host += ["--cell-seconds", str(limits.cell_seconds)]
+        super().__init__(scratch, limits, errlog, host, env={"LAB_STATE_DIR": str(self.state_dir)})
+        self.give(self.state_dir)
+        self.give(self.code_file)
+        self.state_dir.chmod(0o700)
+        self.code_file.chmod(0o400)
+
+    def start(self):
+        session = super().start()
+        # Checks that verify state from outside the protocol read and steer it through this folder.
+        session.state_dir = self.state_dir
+        return session
+
+
+@contextmanager
+def sandboxed(command: list[str], *, env=None, cwd: Path | None = None, timeout: float = 20.0, errlog=None, limits: Limits | None = None):
+    """A session with a stdio server started from a learner's configuration, under the same limits as the host.
+
+    For checks that start what a learner configured (lab 2): the command runs as the sandbox user,
+    with the course's private folders out of sight, never with the grader's privileges.
+    """
+    limits = replace(limits or Limits(), timeout=timeout)
+    with tempfile.TemporaryDirectory(prefix="server-") as scratch, ExitStack() as stack:
+        if errlog is None:
+            errlog = stack.enter_context(open(Path(scratch) / "stderr.log", "w", encoding="utf-8", opener=_private))
+        run = Sandbox(Path(scratch), limits, errlog, command, env=env, cwd=cwd)
+        session = run.start()
+        try:
+            yield session
+        finally:
+            session.close()
 
 
 def _private(path: str, flags: int) -> int:

@@ -390,7 +390,9 @@ def config_placeholders(host) -> None:
 
 @checks.check("config_servers_start", points=3, title="every stdio server of the resolved configuration starts and answers tools/list", mistake="writes configurations that do not start")
 def config_servers_start(host) -> None:
-    from servers.client import connect_params
+    # What the learner configured runs sandboxed, like their answer code: the command line and
+    # environment are theirs (a "-c" argument or a PYTHONPATH would otherwise run code as the grader).
+    from grader.grading import sandboxed
 
     config = authored(host)
     env = {variable: "test-token" for variable in [SCENARIO["tracker_token_variable"]]}
@@ -410,7 +412,7 @@ def config_servers_start(host) -> None:
         )
         with tempfile.TemporaryFile("w+") as stderr:
             try:
-                with connect_params(sys.executable, server["args"], env=server["env"], cwd=REPO, timeout=20, errlog=stderr) as session:
+                with sandboxed([sys.executable, *server["args"]], env=server["env"], cwd=REPO, timeout=20, errlog=stderr) as session:
                     tools = session.tools()
             except Exception:  # the SDK wraps a failed start in exception groups; the server's stderr says why
                 stderr.seek(0)

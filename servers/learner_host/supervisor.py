@@ -7,8 +7,11 @@ as that unprivileged user, in a mount namespace of its own. It relays COMMAND's 
 message, keeps a capped copy of its stderr, stops it when it starts too many processes, and
 when it ends writes one JSON object to FILE: why it ended (``reason``) and what it used.
 
-Standard library only: grading starts it by path, so it imports nothing of the course.
-See docs/grading-sandbox.md for each limit and what the learner sees.
+Standard library only: grading starts it by path, so it imports nothing of the course. The
+fork server (``forkserver.py``) runs the same ``main`` in a forked child, with a ``runner`` that
+starts the host by forking too and running its module in the warm interpreter instead of a new one;
+the confinement is the same either way. See docs/grading-sandbox.md for each limit and what the
+learner sees.
 """
 
 from __future__ import annotations
@@ -55,6 +58,8 @@ ALLOWED_ENV = ("PATH", "LANG", "LC_ALL", "PYTHONPATH")
 POLL_SECONDS = 0.25  # how often the process count is taken while the host runs
 DRAIN_SECONDS = 1.0  # how long to read what is left in the pipes once the host is gone
 CHUNK = 65536  # bytes read from a pipe at once
+
+MAX_FD = 1 << 20  # os.closerange's upper end: above any descriptor a process here holds
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -217,10 +222,28 @@ def _stop_signal(signum, frame):
     raise Stopped
 
 
+class ForkedHost:
+    """A host started by fork (no exec): what the supervisor needs of a ``subprocess.Popen``."""
+
+    class _End:
+        def __init__(self, fd: int) -> None:
+            self.fd = fd
+
+        def fileno(self) -> int:
+            return self.fd
+
+    def __init__(self, pid: int, stdout: int, stderr: int) -> None:
+        self.pid = pid
+        self.stdout, self.stderr = self._End(stdout), self._End(stderr)
+        self.returncode: int | None = None
+
+
 class Supervisor:
-    def __init__(self, options: argparse.Namespace, command: list[str]) -> None:
+    def __init__(self, options: argparse.Namespace, command: list[str], runner=None) -> None:
         self.options = options
         self.command = command
+        # Starts the host in a forked child without exec (see forkserver.py), when it accepts the command.
+        self.runner = runner if runner is not None and runner.accepts(command, self.environment()) else None
         self.reason: str | None = None
         self.detail: dict = {}
         self.tasks_peak = 0
@@ -246,6 +269,8 @@ class Supervisor:
     def needed_paths(self) -> list[str]:
         """What the host must reach: its interpreter, the libraries, the course and its folder."""
         paths = [shutil.which(self.command[0]) or self.command[0], sys.base_prefix, sys.prefix, str(self.options.workdir)]
+        if self.options.cwd is not None:
+            paths.append(str(self.options.cwd))
         paths += [entry for entry in sys.path if entry and os.path.exists(entry)]
         paths += [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
         return paths
@@ -298,13 +323,16 @@ class Supervisor:
                     soft, hard = min(soft, old_hard), min(hard, old_hard)
                 resource.setrlimit(which, (soft, hard))
 
+        if self.runner is not None:
+            self.child = self.fork_host(enter_sandbox)
+            return
         self.child = subprocess.Popen(
             self.command,
             stdin=None,  # the host reads the grader's requests directly
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=self.environment(),
-            cwd=o.workdir,
+            cwd=o.cwd or o.workdir,
             umask=0o077,
             process_group=0,
             preexec_fn=enter_sandbox,
@@ -313,6 +341,53 @@ class Supervisor:
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
+
+    def fork_host(self, enter_sandbox) -> ForkedHost:
+        """Start the host as a fork of this process that runs ``self.runner`` instead of exec'ing a program.
+
+        The child gets what ``subprocess.Popen`` gives an exec'd host: stdout and stderr on pipes to
+        this process, stdin inherited, no other descriptor, a process group of its own, the working
+        folder, umask and environment, then ``enter_sandbox``. A failure before the host code runs
+        comes back through a pipe and is raised here, so ``start`` can fall back as it does for Popen.
+        """
+        env, workdir = self.environment(), str(self.options.cwd or self.options.workdir)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        fail_r, fail_w = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.dup2(out_w, 1)
+                os.dup2(err_w, 2)
+                # Nothing of the supervisor (its report, pid file, the other pipes) reaches the host.
+                os.closerange(3, fail_w)
+                os.closerange(fail_w + 1, MAX_FD)
+                os.setpgid(0, 0)
+                os.chdir(workdir)
+                os.umask(0o077)
+                enter_sandbox()
+                for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
+                    signal.signal(number, signal.SIG_DFL)
+                os.environ.clear()
+                os.environ.update(env)
+            except BaseException as exc:  # noqa: BLE001 - whatever stopped the set-up goes back to the supervisor
+                os.write(fail_w, f"{type(exc).__name__}: {exc}".encode(errors="replace")[:4000])
+                os._exit(127)
+            os.close(fail_w)
+            self.runner.run(self.command)  # never returns
+            os._exit(1)
+        for fd in (out_w, err_w, fail_w):
+            os.close(fd)
+        with os.fdopen(fail_r, "rb") as failed:
+            failure = failed.read()
+        if failure:
+            os.waitpid(pid, 0)
+            os.close(out_r)
+            os.close(err_r)
+            raise OSError(failure.decode(errors="replace"))
+        return ForkedHost(pid, out_r, err_r)
 
     # --- running -------------------------------------------------------------------------------
 
@@ -499,7 +574,8 @@ class Supervisor:
 def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser = argparse.ArgumentParser(prog="supervisor.py", description=__doc__.splitlines()[0])
     parser.add_argument("--report", required=True, type=Path, help="Where to write how the host ended (JSON).")
-    parser.add_argument("--workdir", required=True, type=Path, help="The host's working and home folder.")
+    parser.add_argument("--workdir", required=True, type=Path, help="The host's home folder, and its working folder unless --cwd.")
+    parser.add_argument("--cwd", type=Path, default=None, help="The host's working folder, when not its home folder.")
     parser.add_argument("--user", type=int, default=None, help="Run the host as this user id (root only).")
     parser.add_argument("--cpu-seconds", type=int, required=True, help="CPU time of the host process.")
     parser.add_argument("--memory-mb", type=int, required=True, help="Address space of the host process.")
@@ -520,7 +596,8 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     return options, command
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, runner=None) -> int:
+    """Supervise one host; ``runner`` (the fork server's) starts it without exec when it accepts the command."""
     options, command = parse(sys.argv[1:] if argv is None else argv)
     signal.signal(signal.SIGTERM, _stop_signal)
     signal.signal(signal.SIGHUP, _stop_signal)
@@ -531,7 +608,7 @@ def main(argv: list[str] | None = None) -> int:
     # When the grader dies, even by SIGKILL, the host is stopped rather than left waiting.
     grader = os.getppid()
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    supervisor = Supervisor(options, command)
+    supervisor = Supervisor(options, command, runner)
     try:
         try:
             if os.getppid() != grader:  # the grader died before the line above took effect

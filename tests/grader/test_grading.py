@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
 from pathlib import Path
 
-from grader.grading import grade_code
+import pytest
+
+from grader.grading import grade_code, sandboxed
 from grader.notebook import answer_code, read_notebook
 
 LAB = "lab1_error_results"
@@ -74,3 +79,65 @@ def test_a_warning_on_stderr_does_not_cost_a_correct_answer_any_point():
     results = grade_code(LAB, noisy)
 
     assert all(r.passed for r in results), [r.line() for r in results if not r.passed]
+
+
+# --- programs a learner configured (lab 2's servers) run sandboxed too ---------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox user needs root")
+
+
+def test_a_configured_server_starts_sandboxed_and_answers():
+    with sandboxed([sys.executable, "-m", "servers.notes"], cwd=REPO) as session:
+        assert {tool["name"] for tool in session.tools()}
+
+
+@pytest.mark.parametrize("start", ["fork", "exec"])
+@as_root
+def test_a_configured_command_runs_as_the_sandbox_user_not_as_the_grader(tmp_path: Path, monkeypatch, start):
+    if start == "exec":
+        monkeypatch.setenv("GRADER_HOST_START", "exec")
+    marker = tmp_path / "written-by-the-configuration"
+    code = f"import os, sys\nprint(os.getuid(), file=sys.stderr)\nopen({str(marker)!r}, 'w').write('as the grader')"
+    with tempfile.TemporaryFile("w+") as stderr:
+        with pytest.raises(Exception), sandboxed([sys.executable, "-c", code], cwd=REPO, errlog=stderr, timeout=10):
+            pass
+        stderr.seek(0)
+        said = stderr.read()
+    assert not marker.exists()
+    assert "PermissionError" in said and int(said.split()[0]) != 0
+
+
+@as_root
+def test_a_configured_pythonpath_cannot_slip_code_into_the_grader(tmp_path: Path):
+    """A sitecustomize on a PYTHONPATH the configuration sets runs in the sandbox, not in the grader."""
+    marker = tmp_path / "planted"  # a folder only root may write in
+    with tempfile.TemporaryDirectory() as shared, tempfile.TemporaryFile("w+") as stderr:
+        plant = Path(shared)
+        plant.chmod(0o755)  # any user may read it: the sandbox user imports from it
+        (plant / "sitecustomize.py").write_text(
+            f"import os, sys\nprint('planted code runs as', os.getuid(), file=sys.stderr)\nopen({str(marker)!r}, 'w')\n"
+        )
+        (plant / "sitecustomize.py").chmod(0o644)
+        with sandboxed([sys.executable, "-m", "servers.notes"], env={"PYTHONPATH": shared}, cwd=REPO, errlog=stderr) as session:
+            assert session.tools()
+        stderr.seek(0)
+        said = stderr.read()
+    assert "planted code runs as" in said and "planted code runs as 0" not in said
+    assert not marker.exists()
+
+
+def test_where_the_fork_server_cannot_start_hosts_start_as_new_programs(monkeypatch, capsys):
+    from servers.learner_host import forkserver
+
+    def refuse(self):
+        raise OSError("no fork server on this machine")
+
+    server = forkserver.ForkServer()
+    monkeypatch.setattr(forkserver.ForkServer, "_spawn", refuse)
+    monkeypatch.setattr(forkserver, "_shared", server)
+    results = grade_code(LAB, SOLUTION, ["desk_success", "desk_not_found"])
+    assert [r.passed for r in results] == [True, True]
+    said = capsys.readouterr().err
+    assert said.count("the fork server could not start (no fork server on this machine)") == 1
+    assert "starting learner hosts as new programs" in said

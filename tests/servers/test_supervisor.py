@@ -1,7 +1,10 @@
 """The supervisor around the learner host, run for real on small Python commands.
 
-Each test starts ``supervisor.py`` as grading does, with a command in place of the host, and
-reads the report it writes. The process boundary is the thing under test, so nothing is mocked.
+Each test starts the supervisor as grading does, with a command in place of the host, and reads
+the report it writes: once as new programs (``python -I supervisor.py -- python -c ...``) and once
+forked from the fork server (``forkserver.py``: the supervisor and the host forked, the host's code
+run in the warm interpreter), since grading uses the second where it can and the first otherwise.
+The process boundary is the thing under test, so nothing is mocked.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import json
 import os
 import selectors
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -17,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from servers.learner_host import supervisor
+from servers.learner_host import forkserver, supervisor
 
 WAIT_SECONDS = 60  # a bound on every wait below; each case ends in about a second
 LIMITS = {"cpu-seconds": 5, "memory-mb": 512, "processes": 32, "file-mb": 4, "output-bytes": 100_000, "message-bytes": 100_000}
@@ -40,15 +44,55 @@ def command(tmp_path: Path, code: str, *, hide: tuple[Path, ...] = (), **limits:
     return [*args, "--", sys.executable, "-c", code]
 
 
-def supervise(tmp_path: Path, code: str, **options) -> tuple[subprocess.CompletedProcess, dict]:
-    done = subprocess.run(command(tmp_path, code, **options), capture_output=True, stdin=subprocess.DEVNULL, timeout=WAIT_SECONDS)
+@pytest.fixture(scope="module")
+def warm():
+    server = forkserver.ForkServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture(params=["exec", "fork"])
+def start(request, warm):
+    """How the supervisor and its host start: as new programs, or forked from the fork server."""
+    return warm if request.param == "fork" else None
+
+
+def read_all(stream: socket.socket) -> bytes:
+    stream.settimeout(WAIT_SECONDS)
+    chunks = []
+    while chunk := stream.recv(65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def forked(warm: forkserver.ForkServer, tmp_path: Path, argv: list[str]) -> subprocess.CompletedProcess:
+    """Run the supervisor through the fork server with ``argv``; what it relayed and kept, as ``subprocess.run`` gives."""
+    with open(tmp_path / "stderr.log", "w+b") as errlog:
+        requests, replies, pid = warm.launch(argv, errlog)
+        with requests, replies:
+            requests.shutdown(socket.SHUT_WR)  # no requests: the host reads the end of its input
+            stdout = read_all(replies)
+        warm.ended(pid)
+        errlog.seek(0)
+        return subprocess.CompletedProcess(argv, 0, stdout, errlog.read())
+
+
+SUPERVISOR = 3  # command()[:3] starts the supervisor as a program: python -I supervisor.py
+
+
+def supervise(tmp_path: Path, code: str, start=None, **options) -> tuple[subprocess.CompletedProcess, dict]:
+    args = command(tmp_path, code, **options)
+    if start is not None:
+        done = forked(start, tmp_path, args[SUPERVISOR:])
+    else:
+        done = subprocess.run(args, capture_output=True, stdin=subprocess.DEVNULL, timeout=WAIT_SECONDS)
     return done, json.loads((tmp_path / "report.json").read_text())
 
 
-def test_the_host_gets_only_the_allowed_variables_and_a_folder_of_its_own(tmp_path: Path, monkeypatch) -> None:
+def test_the_host_gets_only_the_allowed_variables_and_a_folder_of_its_own(tmp_path: Path, monkeypatch, start) -> None:
     monkeypatch.setenv("GRADER_SECRET", "s3cr3t")
     code = "import json, os; print(json.dumps({'env': dict(os.environ), 'cwd': os.getcwd()}))"
-    done, report = supervise(tmp_path, code)
+    done, report = supervise(tmp_path, code, start)
     seen = json.loads(done.stdout)
     assert "GRADER_SECRET" not in seen["env"]
     assert set(seen["env"]) <= {*supervisor.ALLOWED_ENV, "HOME", "TMPDIR", "PYTHONDONTWRITEBYTECODE", "MALLOC_ARENA_MAX"}
@@ -57,14 +101,14 @@ def test_the_host_gets_only_the_allowed_variables_and_a_folder_of_its_own(tmp_pa
 
 
 @as_root
-def test_as_root_the_host_runs_as_a_user_of_its_own_that_cannot_read_other_processes(tmp_path: Path) -> None:
+def test_as_root_the_host_runs_as_a_user_of_its_own_that_cannot_read_other_processes(tmp_path: Path, start) -> None:
     code = (
         "import os\n"
         "try:\n    open(f'/proc/{os.getppid()}/environ').read(); readable = True\n"
         "except OSError:\n    readable = False\n"
         "print(os.getuid(), os.getgid(), len(os.getgroups()), readable)"
     )
-    done, report = supervise(tmp_path, code)
+    done, report = supervise(tmp_path, code, start)
     uid, gid, groups, readable = done.stdout.split()
     assert int(uid) == int(gid) == report["user"] != 0
     assert groups == b"0" and readable == b"False"
@@ -83,9 +127,9 @@ while True:
 """
 
 
-def test_a_fork_bomb_is_held_at_the_process_limit_and_nothing_it_started_survives(tmp_path: Path) -> None:
+def test_a_fork_bomb_is_held_at_the_process_limit_and_nothing_it_started_survives(tmp_path: Path, start) -> None:
     (tmp_path / "work" / "pids").mkdir(parents=True)
-    done, report = supervise(tmp_path, BOUNDED_FORK_BOMB, processes=16)
+    done, report = supervise(tmp_path, BOUNDED_FORK_BOMB, start, processes=16)
     pids = [int(p.name) for p in (tmp_path / "work" / "pids").iterdir()]
     assert report["reason"] == supervisor.PROCESSES
     assert 1 <= len(pids) <= 16 and report["tasksPeak"] <= 16
@@ -94,48 +138,48 @@ def test_a_fork_bomb_is_held_at_the_process_limit_and_nothing_it_started_survive
             os.kill(pid, 0)
 
 
-def test_one_message_longer_than_the_cap_stops_the_host_before_it_reaches_the_grader(tmp_path: Path) -> None:
+def test_one_message_longer_than_the_cap_stops_the_host_before_it_reaches_the_grader(tmp_path: Path, start) -> None:
     code = "import sys, time\nsys.stdout.write('x' * 300_000)\nsys.stdout.flush()\ntime.sleep(60)"
-    done, report = supervise(tmp_path, code, message_bytes=100_000)
+    done, report = supervise(tmp_path, code, start, message_bytes=100_000)
     assert report["reason"] == supervisor.MESSAGE
     assert len(done.stdout) <= 100_000
 
 
-def test_messages_within_the_cap_pass_through_unchanged(tmp_path: Path) -> None:
+def test_messages_within_the_cap_pass_through_unchanged(tmp_path: Path, start) -> None:
     code = "import sys\nfor n in range(5):\n    sys.stdout.write(f'{n}:' + 'y' * 90_000 + '\\n')"
-    done, report = supervise(tmp_path, code, message_bytes=100_000)
+    done, report = supervise(tmp_path, code, start, message_bytes=100_000)
     assert done.stdout.decode() == "".join(f"{n}:" + "y" * 90_000 + "\n" for n in range(5))
     assert report["reason"] == supervisor.EXIT and report["exit"] == 0
 
 
-def test_printing_past_the_cap_stops_the_host_and_only_a_capped_copy_is_kept(tmp_path: Path) -> None:
+def test_printing_past_the_cap_stops_the_host_and_only_a_capped_copy_is_kept(tmp_path: Path, start) -> None:
     code = "import sys\nfor _ in range(100):\n    sys.stderr.write('x' * 10**6)\nsys.stderr.flush()"
-    done, report = supervise(tmp_path, code, output_bytes=100_000)
+    done, report = supervise(tmp_path, code, start, output_bytes=100_000)
     assert report["reason"] == supervisor.OUTPUT
     assert 0 < len(done.stderr) <= 100_000
 
 
-def test_cpu_time_past_the_limit_ends_the_host(tmp_path: Path) -> None:
-    done, report = supervise(tmp_path, "while True:\n    pass", cpu_seconds=1)
+def test_cpu_time_past_the_limit_ends_the_host(tmp_path: Path, start) -> None:
+    done, report = supervise(tmp_path, "while True:\n    pass", start, cpu_seconds=1)
     assert report["reason"] == supervisor.CPU and report["signal"] == "SIGXCPU"
 
 
-def test_a_crash_is_reported_with_its_signal(tmp_path: Path) -> None:
-    done, report = supervise(tmp_path, "import ctypes; ctypes.string_at(0)")
+def test_a_crash_is_reported_with_its_signal(tmp_path: Path, start) -> None:
+    done, report = supervise(tmp_path, "import ctypes; ctypes.string_at(0)", start)
     assert report["reason"] == supervisor.CRASH and report["signal"] == "SIGSEGV"
 
 
-def test_the_limits_reach_the_host(tmp_path: Path) -> None:
+def test_the_limits_reach_the_host(tmp_path: Path, start) -> None:
     code = (
         "import resource as r\n"
         "print(*(r.getrlimit(k)[0] for k in (r.RLIMIT_CPU, r.RLIMIT_AS, r.RLIMIT_FSIZE, r.RLIMIT_CORE)))"
     )
-    done, report = supervise(tmp_path, code, cpu_seconds=7, memory_mb=300, file_mb=3)
+    done, report = supervise(tmp_path, code, start, cpu_seconds=7, memory_mb=300, file_mb=3)
     assert done.stdout.split() == [b"7", str(300 * 2**20).encode(), str(3 * 2**20).encode(), b"0"]
 
 
 @as_root
-def test_as_root_hidden_folders_are_out_of_the_hosts_sight(tmp_path: Path) -> None:
+def test_as_root_hidden_folders_are_out_of_the_hosts_sight(tmp_path: Path, start) -> None:
     # A folder any user could read (pytest's own folders are private, and already out of sight).
     with tempfile.TemporaryDirectory() as shared:
         answers = Path(shared) / "answers"
@@ -144,8 +188,8 @@ def test_as_root_hidden_folders_are_out_of_the_hosts_sight(tmp_path: Path) -> No
         for path, mode in ((Path(shared), 0o755), (answers, 0o755), (answers / "key.txt", 0o644)):
             path.chmod(mode)
         code = f"try:\n    print(open({str(answers / 'key.txt')!r}).read())\nexcept OSError as exc:\n    print(type(exc).__name__)"
-        seen, _ = supervise(tmp_path / "seen", code)
-        hidden, report = supervise(tmp_path / "hidden", code, hide=(answers,))
+        seen, _ = supervise(tmp_path / "seen", code, start)
+        hidden, report = supervise(tmp_path / "hidden", code, start, hide=(answers,))
         assert seen.stdout.strip() == b"the answer"
         assert hidden.stdout.strip() == b"PermissionError"
         assert report["hidden"] == [str(answers)]
@@ -182,3 +226,101 @@ def test_when_the_grader_dies_the_host_is_stopped_too(tmp_path: Path) -> None:
                 assert ended.select(WAIT_SECONDS), "the host outlived the grader"
         finally:
             os.close(exited)
+
+
+# --- forked from the fork server --------------------------------------------------------------
+
+SAYS_PID_AND_WAITS = "import os, time\nprint(os.getpid(), flush=True)\nwhile True:\n    time.sleep(1)"
+
+
+def wait_for_exit(pid: int) -> None:
+    try:
+        exited = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        with selectors.DefaultSelector() as ended:
+            ended.register(exited, selectors.EVENT_READ)
+            assert ended.select(WAIT_SECONDS), f"process {pid} is still running"
+    finally:
+        os.close(exited)
+
+
+def test_a_forked_host_holds_no_descriptor_of_its_supervisor_or_the_fork_server(tmp_path: Path, warm) -> None:
+    code = "import os\nprint(sorted(int(fd) for fd in os.listdir('/proc/self/fd')))"
+    done, report = supervise(tmp_path, code, warm)
+    # 0: its requests, 1 and 2: pipes to its supervisor, 3: the listing's own descriptor.
+    assert json.loads(done.stdout) == [0, 1, 2, 3]
+    assert report["reason"] == supervisor.EXIT and report["exit"] == 0
+
+
+def test_a_forked_host_cannot_write_into_its_requests(tmp_path: Path, warm) -> None:
+    code = "import os\ntry:\n    os.write(0, b'{}\\n'); print('wrote')\nexcept OSError as exc:\n    print(type(exc).__name__)"
+    done, _ = supervise(tmp_path, code, warm)
+    assert done.stdout.strip() == b"BrokenPipeError"
+
+
+def test_a_forked_host_exits_with_its_status_and_reports_errors_as_a_program_would(tmp_path: Path, warm) -> None:
+    _, report = supervise(tmp_path / "exit", "import sys; sys.exit(7)", warm)
+    assert report["reason"] == supervisor.EXIT and report["exit"] == 7
+    done, report = supervise(tmp_path / "raise", "raise ValueError('no')", warm)
+    assert report["exit"] == 1 and b"ValueError: no" in done.stderr
+
+
+def test_stopping_a_forked_supervisor_stops_the_host_and_reports_it(tmp_path: Path, warm) -> None:
+    with open(tmp_path / "stderr.log", "wb") as errlog:
+        requests, replies, supervisor_pid = warm.launch(command(tmp_path, SAYS_PID_AND_WAITS)[SUPERVISOR:], errlog)
+    with requests, replies:
+        replies.settimeout(WAIT_SECONDS)
+        host = int(replies.recv(100).split()[0])
+        os.kill(supervisor_pid, signal.SIGTERM)
+        read_all(replies)  # the supervisor closes the connection when it is done
+    assert json.loads((tmp_path / "report.json").read_text())["reason"] == supervisor.STOPPED
+    with pytest.raises(ProcessLookupError):
+        os.kill(host, 0)
+
+
+def test_when_the_grader_dies_the_fork_server_and_its_hosts_are_stopped_too(tmp_path: Path) -> None:
+    argv = command(tmp_path, SAYS_PID_AND_WAITS)[SUPERVISOR:]
+    grader = (
+        "import sys\nfrom servers.learner_host import forkserver\n"
+        f"requests, replies, _ = forkserver.ForkServer().launch({argv!r}, sys.stderr)\n"
+        "print(replies.recv(100).decode().split()[0], flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    with subprocess.Popen([sys.executable, "-c", grader], stdin=subprocess.PIPE, stdout=subprocess.PIPE) as running:
+        with selectors.DefaultSelector() as ready:
+            ready.register(running.stdout, selectors.EVENT_READ)
+            assert ready.select(WAIT_SECONDS), "the host never said it was running"
+        host = int(running.stdout.readline())
+        running.kill()
+    wait_for_exit(host)
+
+
+def test_a_fork_server_that_died_is_started_again(tmp_path: Path) -> None:
+    server = forkserver.ForkServer()
+    try:
+        done, _ = supervise(tmp_path / "first", "print('one')", server)
+        server._process.kill()
+        server._process.wait()
+        done_again, report = supervise(tmp_path / "again", "print('two')", server)
+        assert (done.stdout, done_again.stdout) == (b"one\n", b"two\n")
+        assert report["reason"] == supervisor.EXIT
+    finally:
+        server.close()
+    assert server._process is None
+
+
+def test_the_fork_server_refuses_a_bad_request_and_goes_on_serving(tmp_path: Path, warm) -> None:
+    with open(tmp_path / "stderr.log", "wb") as errlog:
+        socket.send_fds(warm._control, [b'{"no argv": []}'], [errlog.fileno()] * 3)
+    assert "error" in json.loads(warm._control.recv(forkserver.MESSAGE))
+    done, _ = supervise(tmp_path, "print('still here')", warm)
+    assert done.stdout == b"still here\n"
+
+
+def test_the_fork_server_counts_the_cpu_time_of_the_hosts_it_started(tmp_path: Path, warm) -> None:
+    before = warm.cpu_seconds()
+    done, report = supervise(tmp_path, "import time\nwhile time.process_time() < 0.3:\n    pass\nprint('done')", warm)
+    assert done.stdout == b"done\n" and report["cpuSeconds"] >= 0.3
+    assert warm.cpu_seconds() - before >= 0.3

@@ -1,0 +1,482 @@
+"""Start sandboxed learner hosts by forking a warm interpreter, not by starting a new one.
+
+A learner host spends most of its start importing the ``mcp`` SDK (about half a second of
+CPU). The fork server pays that once: it is started once per grading process, with the
+environment the supervisor gives hosts, imports the host and every lab's kit, and then waits
+on a socket only that grading process holds. For each host it forks a child that runs the
+supervisor (``supervisor.main``, exactly as ``python -I supervisor.py`` would), and the
+supervisor forks the host itself, which runs ``python -m servers.learner_host`` in the already
+warm interpreter. The host's confinement does not change: the supervisor's set-up (user,
+mount namespace, limits, environment, working folder, no inherited descriptors) runs in the
+forked host before any learner code, as it runs before exec otherwise.
+
+The fork server never runs learner code, and no host can reach it: its socket is one end of a
+socket pair, closed in every child. The grading process talks to each host over two socket
+pairs (requests in, replies out) whose ends the fork server passes to the supervisor.
+
+``python -P -m servers.learner_host.forkserver FD`` runs the server on the socket ``FD``;
+``shared()`` is the grading side.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import traceback
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+
+from servers.learner_host import supervisor
+
+COURSE = Path(__file__).resolve().parents[2]  # servers/learner_host/forkserver.py
+MESSAGE = 65536  # the largest request: a supervisor command line
+# How long closing a session waits for the host to end by itself, then after SIGTERM to its supervisor.
+CLOSE_SECONDS = 2.0
+
+
+# --- the server side: runs in the warm interpreter ---------------------------------------------
+
+
+def warm() -> None:
+    """Import everything a host of any lab imports, so a forked host starts with it all loaded."""
+    from servers.learner_host import host, sandbox
+
+    host._hosts()
+    for kit in host._kits().values():
+        kit()
+    sandbox.prepare(host.known_labs()[0])
+    import mcp.server.mcpserver  # noqa: F401 - the server the learners of labs 3 and 4 write
+    import mcp.server.stdio  # noqa: F401 - the host's transport
+    import servers.toolkit  # noqa: F401 - the host's server builder
+
+
+class Runner:
+    """Runs ``python [options] (-m MODULE | -c CODE | SCRIPT) ARGS`` in a forked child.
+
+    As the interpreter would: ``sys.argv`` and ``sys.path[0]`` as it sets them, ``SystemExit``
+    ending the process with its status, any other exception printed with its traceback and status 1.
+    The interpreter's own options and start-up variables are those the fork server started with;
+    a command of another interpreter, or one whose environment changes a ``PYTHON*`` variable (which
+    only a new interpreter would read), is not accepted: the supervisor starts it as a new program.
+    """
+
+    def _split(self, command: list[str]) -> tuple[str, str, list[str], bool] | None:
+        """(how: -m, -c or script; what; its arguments; whether -P was given), or None."""
+        if not command or os.path.realpath(command[0]) != os.path.realpath(sys.executable):
+            return None
+        for at, option in enumerate(command[1:], start=1):
+            safe_path = "-P" in command[1:at]
+            if option in ("-m", "-c"):
+                return (option, command[at + 1], command[at + 2 :], safe_path) if at + 1 < len(command) else None
+            if option in ("-", "--") or option.startswith("-") and option not in self.options:
+                return None  # standard input, or an option this runner cannot repeat
+            if not option.startswith("-"):
+                return "script", option, command[at + 1 :], safe_path
+        return None
+
+    # Options the warm interpreter can honour: -P (below), -B (it writes no bytecode anyway).
+    options = ("-P", "-B")
+
+    def accepts(self, command: list[str], env: dict[str, str] | None = None) -> bool:
+        if self._split(command) is None:
+            return False
+        for key in {*(env or {}), *os.environ}:
+            if key.startswith("PYTHON") and (env or {}).get(key) != os.environ.get(key):
+                return False
+        return True
+
+    def run(self, command: list[str]) -> None:
+        option, target, args, safe_path = self._split(command)
+        status = 0
+        try:
+            if option == "-m":
+                sys.argv = [target, *args]  # run_module sets argv[0] to the module's file
+                if not safe_path:  # as python -m puts the working folder first
+                    sys.path.insert(0, os.getcwd())
+                runpy.run_module(target, run_name="__main__", alter_sys=True)
+            elif option == "script":
+                sys.argv = [target, *args]
+                if not safe_path:  # as python puts the script's folder first
+                    sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
+                runpy.run_path(target, run_name="__main__")
+            else:
+                sys.argv = ["-c", *args]
+                if not safe_path:  # as python -c puts the working folder first
+                    sys.path.insert(0, "")
+                main = type(sys)("__main__")
+                main.__builtins__ = __builtins__
+                sys.modules["__main__"] = main
+                exec(compile(target, "<string>", "exec"), main.__dict__)  # noqa: S102 - the command's own code
+        except SystemExit as exc:
+            if exc.code is None or isinstance(exc.code, int):
+                status = exc.code or 0
+            else:
+                print(exc.code, file=sys.stderr)
+                status = 1
+        except BaseException:  # noqa: BLE001 - as the interpreter does: print it and exit with 1
+            traceback.print_exc()
+            status = 1
+        for stream in (sys.stdout, sys.stderr):
+            with suppress(Exception):
+                stream.flush()
+        os._exit(status)
+
+
+def _supervise(control: socket.socket, fds: list[int], argv: list[str]) -> None:
+    """In the forked child: become the supervisor of one host, on the descriptors the grader sent."""
+    status = 1
+    try:
+        os.close(control.detach())  # no host may ask for more hosts
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        # The host reads its requests from descriptor 0 and may not write into it.
+        requests = socket.socket(fileno=os.dup(0))
+        with suppress(OSError):
+            requests.shutdown(socket.SHUT_WR)
+        requests.close()
+        status = supervisor.main(argv, runner=Runner())
+    except SystemExit as exc:  # argparse's own message is already on stderr
+        status = exc.code if isinstance(exc.code, int) else 2
+    except BaseException:  # noqa: BLE001 - say why on the submission's stderr, end this child
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with suppress(Exception):
+                stream.flush()
+        os._exit(status)
+
+
+def _reap() -> None:
+    """Collect the supervisors that have ended, so their CPU time counts in this process's children."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _wait_for(pids: list[int]) -> None:
+    """Wait (a bounded while) for supervisors the grader has seen close their connection to end."""
+    import selectors
+
+    for pid in pids:
+        try:
+            handle = os.pidfd_open(pid)
+        except OSError:  # already reaped, or not ours
+            continue
+        try:
+            with selectors.DefaultSelector() as ended:
+                ended.register(handle, selectors.EVENT_READ)
+                ended.select(CLOSE_SECONDS)
+        finally:
+            os.close(handle)
+
+
+def _cpu_seconds(finished: list[int]) -> float:
+    """CPU time of this process and of every supervisor and host it forked that has ended."""
+    import resource
+
+    _wait_for(finished)
+    _reap()
+    return sum(
+        usage.ru_utime + usage.ru_stime for usage in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+    )
+
+
+def serve(control: socket.socket) -> None:
+    """Answer requests until the grading process closes its end (or dies).
+
+    A request is ``{"argv": [...]}`` with three descriptors (the new supervisor's stdin, stdout and
+    stderr), answered ``{"pid": N}``; or ``{"usage": true, "wait": [pids]}``, answered ``{"cpuSeconds": S}``
+    once the supervisors listed (whose connections the grader saw close) have ended.
+    """
+    supervisor._prctl(supervisor.PR_SET_PDEATHSIG, signal.SIGKILL)
+    warm()
+    control.send(b'{"ready": true}')
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(control, MESSAGE, 3)
+        except OSError:
+            return
+        if not message:
+            return
+        _reap()
+        try:
+            request = json.loads(message)
+            if request.get("usage"):
+                for fd in fds:
+                    os.close(fd)
+                control.send(json.dumps({"cpuSeconds": _cpu_seconds(request.get("wait", []))}).encode())
+                continue
+            argv = request["argv"]
+            if len(fds) != 3:
+                raise ValueError(f"a request carries 3 descriptors, this one {len(fds)}")
+            pid = os.fork()
+        except (OSError, ValueError, KeyError, AttributeError) as exc:
+            for fd in fds:
+                os.close(fd)
+            control.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
+            continue
+        if pid == 0:
+            _supervise(control, fds, argv)
+        for fd in fds:
+            os.close(fd)
+        control.send(json.dumps({"pid": pid}).encode())
+
+
+# --- the grading side -------------------------------------------------------------------------
+
+
+class ForkServerError(RuntimeError):
+    """The fork server could not start or answer; grading starts hosts the ordinary way instead."""
+
+
+@asynccontextmanager
+async def socket_transport(requests: socket.socket, replies: socket.socket, supervisor_pid: int, on_end=None):
+    """An MCP client transport over a host's socket pairs: one JSON-RPC message per line each way.
+
+    Closing it ends the host as the SDK's stdio client ends a server: requests end (the host reads
+    end of input and exits), then its supervisor gets SIGTERM if the host has not ended in time.
+    """
+    import anyio
+    import anyio.abc
+    import mcp_types as types
+
+    from mcp.shared.message import SessionMessage
+
+    send = await anyio.abc.UNIXSocketStream.from_socket(requests)
+    receive = await anyio.abc.UNIXSocketStream.from_socket(replies)
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    ended = anyio.Event()
+
+    async def reader() -> None:
+        """Deliver each line as a message; once the session stops listening, drop them, until the end."""
+        buffer, listening = b"", True
+        try:
+            async with read_writer:
+                while True:
+                    try:
+                        chunk = await receive.receive()
+                    except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                        return  # the supervisor closed the connection: the host has ended
+                    if not listening:
+                        continue
+                    lines = (buffer + chunk).split(b"\n")
+                    buffer = lines.pop()
+                    for line in lines:
+                        try:
+                            item = SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+                        except ValueError as exc:
+                            item = exc
+                        try:
+                            await read_writer.send(item)
+                        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                            listening = False
+                            break
+        finally:
+            ended.set()
+
+    async def writer() -> None:
+        try:
+            async with write_reader:
+                async for message in write_reader:
+                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await send.send((data + "\n").encode())
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await read_writer.aclose()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(reader)
+        tasks.start_soon(writer)
+        try:
+            yield read_stream, write_stream
+        finally:
+            with anyio.CancelScope(shield=True):
+                read_stream.close()
+                write_stream.close()
+                with suppress(Exception):
+                    await send.aclose()  # the host sees the end of its input
+                with anyio.move_on_after(CLOSE_SECONDS):
+                    await ended.wait()
+                if not ended.is_set():
+                    with suppress(OSError):
+                        os.kill(supervisor_pid, signal.SIGTERM)
+                    with anyio.move_on_after(CLOSE_SECONDS):
+                        await ended.wait()
+                if ended.is_set() and on_end is not None:
+                    on_end(supervisor_pid)
+            tasks.cancel_scope.cancel()
+    with anyio.CancelScope(shield=True), suppress(Exception):
+        await receive.aclose()
+
+
+class ForkServer:
+    """The grading side: starts the fork server and asks it for hosts."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._control: socket.socket | None = None
+        self._process: subprocess.Popen | None = None
+        self._finished: set[int] = set()  # supervisors whose connection closed, not yet counted
+        self._broken: str | None = None  # why the fork server could not start: not tried again
+
+    def _start(self) -> None:
+        if self._broken:
+            raise ForkServerError(self._broken)
+        try:
+            self._spawn()
+        except (ForkServerError, OSError) as exc:
+            self._broken = f"the fork server could not start ({exc})"
+            raise ForkServerError(self._broken) from None
+
+    def _spawn(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = {key: os.environ[key] for key in supervisor.ALLOWED_ENV if key in os.environ}
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(COURSE), os.environ.get("PYTHONPATH")]))
+        env.update(PYTHONDONTWRITEBYTECODE="1", MALLOC_ARENA_MAX="2")
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-P", "-m", "servers.learner_host.forkserver", str(theirs.fileno())],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                env=env,
+                cwd="/",
+                pass_fds=[theirs.fileno()],
+            )
+        finally:
+            theirs.close()
+        ours.settimeout(60)
+        try:
+            ready = ours.recv(MESSAGE)
+        except OSError as exc:
+            ours.close()
+            self._stop_process()
+            raise ForkServerError(f"the fork server did not start: {exc}") from None
+        if not ready:
+            ours.close()
+            self._stop_process()
+            raise ForkServerError("the fork server ended while it started (its error is on stderr)")
+        ours.settimeout(None)
+        self._control = ours
+
+    def _stop_process(self) -> None:
+        if self._process is not None:
+            with suppress(OSError):
+                self._process.kill()
+            self._process.wait()
+            self._process = None
+
+    def launch(self, argv: list[str], errlog) -> tuple[socket.socket, socket.socket, int]:
+        """Start one supervised host (``argv``: the supervisor's arguments, ``--``, the host command).
+
+        Returns the request and reply sockets of the host and its supervisor's process id.
+        """
+        request = json.dumps({"argv": argv}).encode()
+        if len(request) > MESSAGE:
+            raise ForkServerError("the supervisor's command line is too long for the fork server")
+        requests, host_requests = socket.socketpair()
+        replies, host_replies = socket.socketpair()
+        try:
+            with self._lock:
+                for attempt in range(2):  # a fork server that died is started again, once
+                    if self._control is None:
+                        self._start()
+                    try:
+                        socket.send_fds(self._control, [request], [host_requests.fileno(), host_replies.fileno(), errlog.fileno()])
+                        answer = self._control.recv(MESSAGE)
+                    except OSError:
+                        answer = b""
+                    if answer:
+                        break
+                    self.close_locked()
+                    if attempt:
+                        raise ForkServerError("the fork server stopped answering")
+        except BaseException:
+            for end in (requests, replies):
+                end.close()
+            raise
+        finally:
+            host_requests.close()
+            host_replies.close()
+        reply = json.loads(answer)
+        if "pid" not in reply:
+            requests.close()
+            replies.close()
+            raise ForkServerError(f"the fork server could not start a host: {reply.get('error')}")
+        replies.shutdown(socket.SHUT_WR)  # nothing is sent the host's way on the reply socket
+        return requests, replies, reply["pid"]
+
+    def connect(self, argv: list[str], *, timeout: float | None, errlog):
+        """A blocking session (``servers.client.Session``) with a freshly forked, supervised host."""
+        from servers.client import Session
+
+        requests, replies, pid = self.launch(argv, errlog)
+        return Session(socket_transport(requests, replies, pid, self.ended), timeout=timeout)
+
+    def ended(self, supervisor_pid: int) -> None:
+        """Note that a supervisor closed its connection (its host has ended), so ``cpu_seconds`` waits for it."""
+        self._finished.add(supervisor_pid)
+
+    def cpu_seconds(self) -> float:
+        """CPU time the fork server and every host it started (and that has ended) have used so far."""
+        with self._lock:
+            if self._control is None:
+                return 0.0
+            finished, self._finished = sorted(self._finished), set()
+            self._control.send(json.dumps({"usage": True, "wait": finished}).encode())
+            return float(json.loads(self._control.recv(MESSAGE))["cpuSeconds"])
+
+    def close_locked(self) -> None:
+        if self._control is not None:
+            self._control.close()
+            self._control = None
+        if self._process is not None:
+            try:
+                self._process.wait(timeout=CLOSE_SECONDS)
+            except subprocess.TimeoutExpired:
+                pass
+            self._stop_process()
+
+    def close(self) -> None:
+        """Stop the fork server (hosts it started end with their sessions)."""
+        with self._lock:
+            self.close_locked()
+
+
+_shared: ForkServer | None = None
+_shared_lock = threading.Lock()
+
+
+def available() -> bool:
+    """Whether hosts can be forked here (Linux, with the fork server's socket machinery)."""
+    return sys.platform.startswith("linux") and hasattr(socket, "send_fds") and os.environ.get("GRADER_HOST_START") != "exec"
+
+
+def shared() -> ForkServer | None:
+    """This process's fork server, started on first use; None where hosts cannot be forked."""
+    global _shared
+    if not available():
+        return None
+    with _shared_lock:
+        if _shared is None:
+            import atexit
+
+            _shared = ForkServer()
+            atexit.register(_shared.close)
+        return _shared
+
+
+if __name__ == "__main__":
+    serve(socket.socket(fileno=int(sys.argv[1])))
