@@ -52,8 +52,13 @@ def code_version() -> str:
     return digest.hexdigest()
 
 
-def result_key(lab: str, code: str) -> str:
-    return hashlib.sha256(f"{code_version()}\0{lab}\0{code}".encode()).hexdigest()
+def result_key(lab: str, code: str, timeout: float | None = None) -> str:
+    """What a submission's results depend on: the grader's code, the lab, the answer code, and the
+    call timeout when it is not the default (a result graded with 1 s per call is not one graded with 5)."""
+    from grader.grading import CALL_TIMEOUT_SECONDS
+
+    limit = "" if timeout in (None, CALL_TIMEOUT_SECONDS) else f"\0timeout={float(timeout)!r}"
+    return hashlib.sha256(f"{code_version()}\0{lab}\0{code}{limit}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -61,10 +66,11 @@ class Task:
     student: str
     lab: str
     code: str
+    timeout: float | None = None  # seconds per call into the learner's code (None: CALL_TIMEOUT_SECONDS)
 
     @property
     def key(self) -> str:
-        return result_key(self.lab, self.code)
+        return result_key(self.lab, self.code, self.timeout)
 
 
 class ResultStore:
@@ -223,7 +229,7 @@ def grade_all(
         _on_dask(todo, scheduler, timeout, arrived)
     elif (jobs or default_jobs()) == 1:
         for task in todo:
-            arrived(task, grade_task(task.lab, task.code, timeout))
+            arrived(task, grade_task(task.lab, task.code, task.timeout or timeout))
     else:
         _on_pool(todo, jobs or default_jobs(), timeout, arrived)
     return results
@@ -245,7 +251,7 @@ def _on_pool(todo: list[Task], jobs: int, timeout: float | None, arrived: Callab
     # "spawn": the grader may hold threads (MCP sessions), and forking a threaded process is unsafe.
     workers = min(jobs, len(todo))
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_die_with, initargs=(os.getpid(),)) as pool:
-        pending = {pool.submit(grade_task, t.lab, t.code, timeout): t for t in todo}
+        pending = {pool.submit(grade_task, t.lab, t.code, t.timeout or timeout): t for t in todo}
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
@@ -273,6 +279,6 @@ def _on_dask(todo: list[Task], scheduler: str, timeout: float | None, arrived: C
         ) from None
     with client:
         # pure=False: two submissions with the same code are still two tasks, each graded on its own.
-        futures = {client.submit(grade_task, t.lab, t.code, timeout, pure=False): t for t in todo}
+        futures = {client.submit(grade_task, t.lab, t.code, t.timeout or timeout, pure=False): t for t in todo}
         for future in as_completed(futures):
             arrived(futures[future], future.result())

@@ -133,6 +133,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_seconds(text: str) -> float:
+    """argparse type: a number of seconds above zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0 (for example 5 or 2.5)")
+    return value
+
+
 def cmd_autograde(args: argparse.Namespace) -> int:
     from grader.batch import SchedulerUnavailable
     from grader.pipeline import format_gradebook
@@ -152,7 +163,9 @@ def cmd_autograde(args: argparse.Namespace) -> int:
                 f"as <student>/{args.lab}/{args.lab}.ipynb."
             )
     try:
-        outcomes = course.autograde(pairs, jobs=args.jobs, scheduler=args.scheduler, progress=sys.stderr)
+        outcomes = course.autograde(
+            pairs, jobs=args.jobs, scheduler=args.scheduler, progress=sys.stderr, call_timeout=args.call_timeout
+        )
     except SchedulerUnavailable as exc:
         raise UsageError(str(exc)) from None
     failed = [o for o in outcomes if not o.ok]
@@ -328,6 +341,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--scheduler",
         metavar="ADDRESS",
         help="Grade on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:PORT); needs the dask extra.",
+    )
+    p.add_argument(
+        "--call-timeout",
+        type=positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="Seconds one call into a learner's code may take before it counts as hung (default 5).",
     )
     p.set_defaults(run=cmd_autograde)
 

@@ -68,7 +68,7 @@ class TrustedChecks(NbGraderPreprocessor):
         from grader.batch import ResultStore, result_key
 
         store = ResultStore(self.results_dir) if self.results_dir else None
-        key = result_key(lab, code)
+        key = result_key(lab, code, self.call_timeout)
         stored = store.get(lab, student, key) if store else None
         if stored is not None:
             return {r.name: r for r in stored}

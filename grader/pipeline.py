@@ -82,7 +82,7 @@ class Course:
     def labs(self) -> list[str]:
         return sorted(p.name for p in (self.root / "source").iterdir() if p.is_dir() and p.name in LAB_MODULES)
 
-    def api(self):
+    def api(self, call_timeout: float | None = None):
         from nbgrader.apps import NbGraderAPI
         from nbgrader.coursedir import CourseDirectory
 
@@ -92,6 +92,8 @@ class Course:
         config.CourseDirectory.root = str(self.root)
         # Check results a batch graded ahead are recorded as they are, not graded again.
         config.TrustedChecks.results_dir = str(ResultStore.of_course(self.root).root)
+        if call_timeout is not None:
+            config.TrustedChecks.call_timeout = float(call_timeout)
         coursedir = CourseDirectory(config=config)
         return NbGraderAPI(coursedir=coursedir, config=config)
 
@@ -175,8 +177,12 @@ class Course:
         jobs: int | None = None,
         scheduler: str | None = None,
         progress: TextIO | None = None,
+        call_timeout: float | None = None,
     ) -> list[Outcome]:
         """Grade the pairs: the checks in parallel (``grader.batch``), then nbgrader records each one.
+
+        ``call_timeout``: seconds one call into a learner's code may take (default
+        ``grader.grading.CALL_TIMEOUT_SECONDS``); the batch workers and nbgrader's recording both use it.
 
         ``jobs`` worker processes (default: the number of cores), or the Dask cluster at ``scheduler``;
         ``progress``: where to write progress lines (None: nowhere). A rerun after a kill grades only
@@ -199,7 +205,7 @@ class Course:
             except NotANotebook as exc:
                 outcomes[student, lab] = Outcome(student, lab, False, _not_a_notebook(notebook, exc))
                 continue
-            tasks.append(Task(student, lab, answer_code(nb)))
+            tasks.append(Task(student, lab, answer_code(nb), call_timeout))
 
         store = ResultStore.of_course(self.root)
         grade_all(
@@ -224,7 +230,7 @@ class Course:
                 outcomes[student, lab] = Outcome(student, lab, True)
             else:
                 store.forget_recorded(lab, student)
-                api = api or self.api()
+                api = api or self.api(call_timeout)
                 result = api.autograde(lab, student)
                 if result["success"]:
                     store.mark_recorded(lab, student, task.key)

@@ -160,6 +160,43 @@ def test_a_changed_submission_is_graded_again_and_the_rest_are_not(released, sub
     assert sum(outcome(course)["blank", "lab4_server_integration"][0].values()) == 17
 
 
+# get_order answers correctly, after 1.5 s: within the default 5 s per call, past a limit of 1 s.
+SLOW = ("def get_order(desk, order_id):\n", "def get_order(desk, order_id):\n    import time\n    time.sleep(1.5)\n")
+CALLS_GET_ORDER = ("desk_not_found", "desk_success")
+
+
+def test_the_call_timeout_reaches_the_worker_processes(released, tmp_path) -> None:
+    lab = "lab1_error_results"
+    notebook = nbformat.read(str(SAMPLE_SUBMISSIONS / "solution" / lab / f"{lab}.ipynb"), as_version=4)
+    [cell] = [c for c in notebook.cells if SLOW[0] in c.source]
+    cell.source = cell.source.replace(*SLOW)
+    for student in ("slow", "slow_too"):  # two, so two workers each grade one
+        (tmp_path / "submissions" / student / lab).mkdir(parents=True)
+        nbformat.write(notebook, str(tmp_path / "submissions" / student / lab / f"{lab}.ipynb"))
+    scores = {}
+    for name, options in (("default", []), ("tight", ["--call-timeout", "1"])):
+        course = tmp_path / name
+        shutil.copytree(released, course)
+        run = autograde(course, tmp_path / "submissions", "--jobs", "2", *options)
+        assert run.returncode == 0, run.stderr
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}", course_id=COURSE_ID) as gb:
+            for student in ("slow", "slow_too"):
+                grades = gb.find_submission_notebook(lab, lab, student).grades
+                scores[name, student] = {g.name: g.score for g in grades if g.name in CALLS_GET_ORDER}
+    for student in ("slow", "slow_too"):
+        assert all(score > 0 for score in scores["default", student].values()), scores
+        assert set(scores["tight", student].values()) == {0}, scores
+
+
+def test_a_call_timeout_must_be_a_number_of_seconds(submissions, tmp_path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "grader", "autograde", str(submissions), "--call-timeout", "soon"], cwd=REPO, capture_output=True, text=True
+    )
+    assert run.returncode == 2
+    assert "--call-timeout: 'soon' is not a number of seconds above 0" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
 def test_jobs_must_be_a_positive_number(submissions, tmp_path) -> None:
     run = subprocess.run(
         [sys.executable, "-m", "grader", "autograde", str(submissions), "--jobs", "0"], cwd=REPO, capture_output=True, text=True

@@ -30,6 +30,14 @@ def test_the_key_changes_with_the_code_and_the_lab() -> None:
     assert result_key(LAB, "a = 1") != result_key("lab2_scopes_expansion", "a = 1")
 
 
+def test_the_key_changes_with_a_call_timeout_other_than_the_default() -> None:
+    from grader.grading import CALL_TIMEOUT_SECONDS
+
+    assert result_key(LAB, "a = 1", 1.0) != result_key(LAB, "a = 1")
+    assert result_key(LAB, "a = 1", CALL_TIMEOUT_SECONDS) == result_key(LAB, "a = 1", None) == result_key(LAB, "a = 1")
+    assert Task("s", LAB, "a = 1", 1.0).key == result_key(LAB, "a = 1", 1.0)
+
+
 def test_stored_results_are_found_only_under_their_own_key(tmp_path) -> None:
     store = ResultStore(tmp_path)
     results = [CheckResult("x", 2, True, "fine"), CheckResult("y", 1, False, "wrong", host_lost=True)]
