@@ -120,6 +120,19 @@ def expect(condition: bool, message: str) -> None:
         raise CheckFailed(message)
 
 
+def expect_hints(tool: dict[str, Any], hints: dict[str, bool], message: Callable[[str, bool, Any], str]) -> None:
+    """The tool's annotations declare each of ``hints`` with exactly its value; for the first that
+    does not, fail with ``message(hint, wanted, declared)``.
+
+    Exactly: a hint of 1 or "true" is not the boolean true a client acts on. Each lab words the
+    message for its own scenario; the verdict is the same rule everywhere.
+    """
+    declared = tool.get("annotations") or {}
+    for hint, value in hints.items():
+        if declared.get(hint) is not value:
+            raise CheckFailed(message(hint, value, declared.get(hint)))
+
+
 def structured(result: dict[str, Any]) -> dict[str, Any]:
     value = result.get("structuredContent")
     return value if isinstance(value, dict) else {}

@@ -17,7 +17,7 @@ from typing import Any
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-from grader.checking import CheckFailed, CheckRegistry, describe, expect
+from grader.checking import CheckFailed, CheckRegistry, describe, expect, expect_hints
 from servers.learner_host.kit_lab3 import CATALOG_URI, DEFAULT_SIZE, RUNBOOK_TEMPLATE, make_runbook
 
 LAB = "lab3_tools_resources"
@@ -126,12 +126,11 @@ def actions_are_annotated(host) -> None:
     tools = {tool["name"]: tool for tool in host.tools()}
     for name, hints in ACTIONS.items():
         expect(name in tools, f"{name} is not a tool.")
-        annotations = tools[name].get("annotations") or {}
-        for hint, value in hints.items():
-            expect(
-                annotations.get(hint) is value,
-                f"{name} must say {hint}: {str(value).lower()}; yours says {annotations.get(hint)!r}.",
-            )
+        expect_hints(
+            tools[name],
+            hints,
+            lambda hint, value, said: f"{name} must say {hint}: {str(value).lower()}; yours says {said!r}.",
+        )
 
 
 @checks.check("actions_change_state", points=2, title="the actions do what they say: acknowledge once, note every time", mistake="actions that do not change state")

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from grader.checking import CheckFailed, CheckRegistry, expect
+from grader.checking import CheckFailed, CheckRegistry, expect, expect_hints
 from grader.server_check import (
     RESULT_CHARS_LIMIT,
     Finding,
@@ -159,12 +159,11 @@ def read_only_tools_say_so(host) -> None:
     public = public_tools(tools)
     require([f for tool in public for f in check_annotations(tool, [t["name"] for t in public])])
     for tool in public:
-        hints = tool.get("annotations") or {}
-        for hint, value in READ_ONLY_HINTS.items():
-            expect(
-                hints.get(hint) is value,
-                f"{tool['name']} only reads, so it should say {hint}: {json.dumps(value)}; it says {json.dumps(hints.get(hint))}.",
-            )
+        expect_hints(
+            tool,
+            READ_ONLY_HINTS,
+            lambda hint, value, said: f"{tool['name']} only reads, so it should say {hint}: {json.dumps(value)}; it says {json.dumps(said)}.",
+        )
 
 
 @checks.check("descriptions_get_tools_called", points=3, title="descriptions say what data, when to call, how to ask and what the result means", mistake="vague tool descriptions")

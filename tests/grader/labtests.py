@@ -1,4 +1,4 @@
-"""Shared helpers of the lab-check tests: edit a solution, find a line, read a verdict."""
+"""Shared helpers of the lab-check tests: host a solution, edit it, find a line, read a verdict."""
 
 from __future__ import annotations
 
@@ -6,12 +6,16 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-from grader.checking import CheckResult
+from grader.checking import CheckResult, run_check
+from grader.labs import lab_checks
 from grader.notebook import answer_code, is_answer_cell, read_notebook
+from servers.client import connect
+from servers.learner_host import build_server, load_learner_code
 from servers.learner_host.host import CELL_SEPARATOR
 
 # Pieces of the checks' own code that must never reach a learner's feedback.
@@ -113,6 +117,30 @@ def state_folder() -> Iterator[Path]:
                 os.environ.pop("LAB_STATE_DIR", None)
             else:
                 os.environ["LAB_STATE_DIR"] = before
+
+
+@contextmanager
+def hosted(lab: str, code: str, *, reset: Callable[[], None] | None = None) -> Iterator[Any]:
+    """A session with the learner host of ``lab`` running ``code``, as ``Lab.run`` opens one.
+
+    The state folder is fresh and attached as the session's ``state_dir`` for every lab, as
+    the grader does, though only labs 3 and 4 read it. ``reset`` runs first: it gives a kit
+    that keeps state per process (lab 3's alerts) what a grader subprocess starts with.
+    """
+    if reset is not None:
+        reset()
+    with state_folder() as folder:
+        namespace, load_error = load_learner_code(lab, code)
+        with connect(build_server(lab, namespace, load_error=load_error), timeout=10) as host:
+            host.state_dir = folder
+            yield host
+
+
+def grade(lab: str, code: str, names: set[str] | None = None, *, reset: Callable[[], None] | None = None) -> dict[str, CheckResult]:
+    """The checks of ``lab`` (all, or ``names``), in order, over one session (``hosted``) with a host running ``code``."""
+    checks = lab_checks(lab).checks
+    with hosted(lab, code, reset=reset) as host:
+        return {name: run_check(check, host) for name, check in checks.items() if names is None or name in names}
 
 
 def graded_cell_points(source: Path) -> dict[str, float]:

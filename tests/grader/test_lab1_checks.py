@@ -7,16 +7,15 @@ host, built in process, and each check drives it over one MCP session.
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from grader.checking import CheckResult, run_check
 from grader.labs.lab1_error_results import checks
 from grader.notebook import answer_code, read_notebook
-from servers.client import connect
-from servers.learner_host import build_server, load_learner_code
 from servers.learner_host.host import CELL_SEPARATOR
+import labtests
 from labtests import assert_fails_exactly, assert_sentence_in_words, blank_template, cells, failed, line_of, mutate  # noqa: F401
 
 LAB = "lab1_error_results"
@@ -25,11 +24,8 @@ SOLUTION = answer_code(read_notebook(SOURCE))
 ALL_CHECKS = set(checks.checks)
 
 
-def grade(code: str) -> dict[str, CheckResult]:
-    """Every check of the lab, in order, over one session with a host running ``code``."""
-    namespace, load_error = load_learner_code(LAB, code)
-    with connect(build_server(LAB, namespace, load_error=load_error), timeout=10) as host:
-        return {name: run_check(check, host) for name, check in checks.checks.items()}
+# grade(code): every check of the lab, in order, over one session with a host running ``code``.
+grade = partial(labtests.grade, LAB)
 
 
 BLANK = blank_template(SOURCE)

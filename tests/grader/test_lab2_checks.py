@@ -13,19 +13,21 @@ solution's; for every other mistake its verdict is the solution's, which is test
 
 from __future__ import annotations
 
+import os
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from grader.checking import CheckResult, run_check
+from grader.checking import run_check
 from grader.labs.lab2_scopes_expansion import checks
 from grader.notebook import answer_code, is_answer_cell, read_notebook
 from grader.scopes import resolve_sources
-from servers.client import connect
-from servers.learner_host import build_server, load_learner_code
+from servers.learner_host import load_learner_code
 from servers.learner_host.host import CELL_SEPARATOR
 from servers.learner_host.kit_lab2 import SCENARIO
+import labtests
 from labtests import assert_fails_exactly, assert_sentence_in_words, blank_template, cells, failed, graded_cell_points, line_of, mutate  # noqa: F401
 
 LAB = "lab2_scopes_expansion"
@@ -65,12 +67,10 @@ def checks_for(code: str) -> set[str]:
     return ALL_CHECKS
 
 
-def grade(code: str, names: set[str] | None = None) -> dict[str, CheckResult]:
-    """The checks of the lab (all, or ``names``), in order, over one session with a host running ``code``."""
-    names = ALL_CHECKS if names is None else names
-    namespace, load_error = load_learner_code(LAB, code)
-    with connect(build_server(LAB, namespace, load_error=load_error), timeout=10) as host:
-        return {name: run_check(check, host) for name, check in checks.checks.items() if name in names}
+# hosted(code): a session with a host running ``code``; grade(code, names=None): the checks of
+# the lab (all, or ``names``), in order, over one such session.
+hosted = partial(labtests.hosted, LAB)
+grade = partial(labtests.grade, LAB)
 
 
 BLANK = blank_template(SOURCE)
@@ -537,8 +537,7 @@ def test_a_failure_message_says_what_was_expected_and_what_came_back() -> None:
 
 def test_a_property_check_gives_the_same_smallest_case_on_every_run() -> None:
     code = mutate(SOLUTION, *EDITS["default_applied_to_empty_string"])
-    namespace, load_error = load_learner_code(LAB, code)
-    with connect(build_server(LAB, namespace, load_error=load_error), timeout=10) as host:
+    with hosted(code) as host:
         first = [run_check(checks[name], host) for name in sorted(PROPERTY_CHECKS)]
         second = [run_check(checks[name], host) for name in sorted(PROPERTY_CHECKS)]
     again = grade(code, PROPERTY_CHECKS)
@@ -565,6 +564,18 @@ def test_a_server_that_does_not_start_is_named() -> None:
 
     assert message.startswith("Server 'desk-experiment' did not start and answer tools/list")
     assert_sentence_in_words(message)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox user needs root")
+def test_a_configured_command_runs_sandboxed_not_as_the_grader(tmp_path: Path) -> None:
+    marker = tmp_path / "written-by-the-configuration"  # a folder only root may write in
+    payload = f"open({str(marker)!r}, 'w').write('ran as the grader')"
+    code = mutate(SOLUTION, ('"args": ["-m", "servers.notes"]', f'"args": ["-c", {payload!r}]'))
+
+    message = grade(code, {STARTS})[STARTS].message
+
+    assert message.startswith("Server 'notes' did not start and answer tools/list: PermissionError"), message
+    assert not marker.exists()
 
 
 # --- the blank template and code that does not run ----------------------------------------------

@@ -17,21 +17,21 @@ from __future__ import annotations
 import json
 import os
 import re
-from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from grader.checking import CheckResult, run_check
+from grader.checking import run_check
 from grader.grading import grade_code
 from grader.labkit import Lab
 from grader.labs.lab3_tools_resources import checks
 from grader.notebook import answer_code, is_answer_cell, read_notebook
-from servers.client import connect
-from servers.learner_host import build_server, load_learner_code
+from servers.learner_host import load_learner_code
 from servers.learner_host import kit_lab3
 from servers.learner_host.host import CELL_SEPARATOR
-from labtests import assert_fails_exactly, assert_sentence_in_words, blank_template, cells, failed, graded_cell_points, line_of, mutate, state_folder  # noqa: F401
+import labtests
+from labtests import assert_fails_exactly, assert_sentence_in_words, blank_template, cells, failed, graded_cell_points, line_of, mutate  # noqa: F401
 
 LAB = "lab3_tools_resources"
 SOURCE = Path(__file__).resolve().parents[2] / "labs" / "source" / LAB / f"{LAB}.ipynb"
@@ -47,22 +47,11 @@ def fresh_alerts() -> None:
     kit_lab3.STORE.alerts = kit_lab3.RunbookStore().alerts
 
 
-@contextmanager
-def hosted(code: str):
-    """A session with the learner host running ``code``, its state folder attached, alerts fresh."""
-    fresh_alerts()
-    with state_folder() as folder:
-        namespace, load_error = load_learner_code(LAB, code)
-        with connect(build_server(LAB, namespace, load_error=load_error), timeout=10) as host:
-            host.state_dir = folder
-            yield host
-
-
-def grade(code: str, names: set[str] | None = None) -> dict[str, CheckResult]:
-    """The checks of the lab (all, or ``names``), in order, over one session with a host running ``code``."""
-    names = ALL_CHECKS if names is None else names
-    with hosted(code) as host:
-        return {name: run_check(check, host) for name, check in checks.checks.items() if name in names}
+# hosted(code): a session with the learner host running ``code``, its state folder attached,
+# alerts fresh; grade(code, names=None): the checks of the lab (all, or ``names``), in order,
+# over one such session.
+hosted = partial(labtests.hosted, LAB, reset=fresh_alerts)
+grade = partial(labtests.grade, LAB, reset=fresh_alerts)
 
 
 BLANK = blank_template(SOURCE)

@@ -9,21 +9,21 @@ case goes through the real grader, a learner host in a subprocess.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from grader.checking import CheckResult, run_check
+from grader.checking import run_check
 from grader.course import starting_code
 from grader.grading import grade_code
 from grader.labkit import Lab
 from grader.labs.lab4_server_integration import LONG_NAME, checks
 from grader.notebook import answer_code, is_answer_cell, read_notebook
-from servers.client import connect
-from servers.learner_host import build_server, load_learner_code
+from servers.learner_host import load_learner_code
 from servers.learner_host.kit_lab4 import BLOG, PLUGIN, SERVER_NAME
-from labtests import assert_fails_exactly, assert_sentence_in_words, failed, graded_cell_points, mutate, state_folder
+import labtests
+from labtests import assert_fails_exactly, assert_sentence_in_words, failed, graded_cell_points, mutate
 
 LAB = "lab4_server_integration"
 SOURCE = Path(__file__).resolve().parents[2] / "labs" / "source" / LAB / f"{LAB}.ipynb"
@@ -35,18 +35,10 @@ PART_B = {"read_only_tools_say_so", "descriptions_get_tools_called"}
 PART_C = {"failures_are_statuses", "no_match_is_empty", "results_fit_the_context"}
 
 
-@contextmanager
-def hosted(code: str):
-    with state_folder() as folder:
-        namespace, load_error = load_learner_code(LAB, code)
-        with connect(build_server(LAB, namespace, load_error=load_error), timeout=10) as host:
-            host.state_dir = folder
-            yield host
-
-
-def grade(code: str) -> dict[str, CheckResult]:
-    with hosted(code) as host:
-        return {name: run_check(check, host) for name, check in checks.checks.items()}
+# hosted(code): a session with a host running ``code``; grade(code): every check of the lab, in
+# order, over one such session.
+hosted = partial(labtests.hosted, LAB)
+grade = partial(labtests.grade, LAB)
 
 
 # --- the lab's shape ----------------------------------------------------------------------------

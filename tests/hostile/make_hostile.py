@@ -15,7 +15,6 @@ import copy
 import json
 import shutil
 import sys
-import tempfile
 import textwrap
 import warnings
 from collections.abc import Callable
@@ -31,8 +30,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "submissions"))
 
 from grader.notebook import is_answer_cell  # noqa: E402
-from grader.pipeline import Course  # noqa: E402
-from make_samples import solution_sources  # noqa: E402
+from make_samples import released_with_solutions  # noqa: E402
 
 Edit = Callable[[nbformat.NotebookNode], None]
 
@@ -352,24 +350,15 @@ def main(labs: list[str]) -> None:
     if unknown:
         raise SystemExit(f"No hostile cases are defined for {', '.join(unknown)}; labs with cases: {', '.join(CASES)}.")
     labs = labs or list(CASES)
-    with tempfile.TemporaryDirectory() as tmp:
-        course_root = Path(tmp) / "course"
-        shutil.copytree(REPO / "labs" / "source", course_root / "source")
-        Course(course_root).release(labs)
-        for lab in labs:
-            released = course_root / "release" / lab / f"{lab}.ipynb"
-            answers = solution_sources(REPO / "labs" / "source" / lab / f"{lab}.ipynb")
-            for case, edit in CASES[lab].items():
-                nb = nbformat.read(str(released), as_version=4)
-                for cell in nb.cells:
-                    if is_answer_cell(cell):
-                        cell.source = answers[cell.metadata.nbgrader["grade_id"]]
-                edit(nb)
-                out = HERE / case / lab / f"{lab}.ipynb"
-                if out.parent.exists():
-                    shutil.rmtree(out.parent)
-                write(nb, out, case in KEEP_DUPLICATE_IDS)
-                print(f"wrote {out.relative_to(REPO)}")
+    for lab, notebooks in released_with_solutions(labs).items():
+        for case, edit in CASES[lab].items():
+            nb = copy.deepcopy(notebooks["solution"])
+            edit(nb)
+            out = HERE / case / lab / f"{lab}.ipynb"
+            if out.parent.exists():
+                shutil.rmtree(out.parent)
+            write(nb, out, case in KEEP_DUPLICATE_IDS)
+            print(f"wrote {out.relative_to(REPO)}")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ written by hand in ``expected.json``, not derived from this script.
 
 from __future__ import annotations
 
+import copy
 import shutil
 import sys
 import tempfile
@@ -189,11 +190,14 @@ def apply(lab: str, student: str, nb, edits: list[tuple[str, str]]) -> None:
         hits[0].source = hits[0].source.replace(old, new)
 
 
-def main(labs: list[str]) -> None:
-    unknown = sorted(set(labs) - set(MISTAKES))
-    if unknown:
-        raise SystemExit(f"No samples are defined for {', '.join(unknown)}; labs with samples: {', '.join(MISTAKES)}.")
-    labs = labs or list(MISTAKES)
+def released_with_solutions(labs: list[str]) -> dict[str, dict[str, nbformat.NotebookNode]]:
+    """Release ``labs`` as the course does: lab -> {"release": the released notebook as handed
+    out, "solution": the released notebook with its answer cells filled in from the solution}.
+
+    Every sample of a lab (and every hostile case, ``tests/hostile/make_hostile.py``) starts
+    from one of the two; they are shared, so copy one before editing it.
+    """
+    notebooks = {}
     with tempfile.TemporaryDirectory() as tmp:
         course_root = Path(tmp) / "course"
         shutil.copytree(REPO / "labs" / "source", course_root / "source")
@@ -201,21 +205,31 @@ def main(labs: list[str]) -> None:
         for lab in labs:
             released = course_root / "release" / lab / f"{lab}.ipynb"
             answers = solution_sources(REPO / "labs" / "source" / lab / f"{lab}.ipynb")
-            # (student, what the edits apply to, edits): the release as handed out, or the solution
-            samples = [("blank", "release", []), ("solution", "solution", [])]
-            samples += [(student, "solution", edits) for student, edits in MISTAKES[lab].items()]
-            samples += [(student, "release", edits) for student, edits in PARTIAL_FIXES.get(lab, {}).items()]
-            for student, base, edits in samples:
-                nb = nbformat.read(str(released), as_version=4)
-                if base == "solution":
-                    for cell in nb.cells:
-                        if is_answer_cell(cell):
-                            cell.source = answers[cell.metadata.nbgrader["grade_id"]]
-                apply(lab, student, nb, edits)
-                out = HERE / student / lab / f"{lab}.ipynb"
-                out.parent.mkdir(parents=True, exist_ok=True)
-                nbformat.write(nb, str(out))
-                print(f"wrote {out.relative_to(REPO)}")
+            solved = nbformat.read(str(released), as_version=4)
+            for cell in solved.cells:
+                if is_answer_cell(cell):
+                    cell.source = answers[cell.metadata.nbgrader["grade_id"]]
+            notebooks[lab] = {"release": nbformat.read(str(released), as_version=4), "solution": solved}
+    return notebooks
+
+
+def main(labs: list[str]) -> None:
+    unknown = sorted(set(labs) - set(MISTAKES))
+    if unknown:
+        raise SystemExit(f"No samples are defined for {', '.join(unknown)}; labs with samples: {', '.join(MISTAKES)}.")
+    labs = labs or list(MISTAKES)
+    for lab, bases in released_with_solutions(labs).items():
+        # (student, what the edits apply to, edits): the release as handed out, or the solution
+        samples = [("blank", "release", []), ("solution", "solution", [])]
+        samples += [(student, "solution", edits) for student, edits in MISTAKES[lab].items()]
+        samples += [(student, "release", edits) for student, edits in PARTIAL_FIXES.get(lab, {}).items()]
+        for student, base, edits in samples:
+            nb = copy.deepcopy(bases[base])
+            apply(lab, student, nb, edits)
+            out = HERE / student / lab / f"{lab}.ipynb"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, str(out))
+            print(f"wrote {out.relative_to(REPO)}")
 
 
 if __name__ == "__main__":
