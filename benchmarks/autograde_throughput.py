@@ -14,10 +14,14 @@ level, a flood of printing). Both engines grade the same released notebooks:
   ``Execute.timeout`` set to ``--stock-timeout`` seconds per cell.
 
 It prints the wall time and throughput of each, their ratio, and where the scores agree. Then
-three figures of this engine: a learner host from process start to its first tool result (and a
-plain ``MCPServer`` with the SDK's stdio client, for comparison), and the CPU seconds one lab's
-checks take on one submission. Timings are wall-clock on whatever machine runs this; compare
-the ratios, which come from one run. The figures recorded are in ``docs/performance.md``.
+figures of this engine: a learner host as grading starts it (supervisor, sandbox and limits), from
+asking for it to its first tool result, forked from the warm fork server and started as new
+programs (``GRADER_HOST_START=exec``); the fork server's own start, once per grading process; a
+bare host and a plain ``MCPServer`` with the SDK's stdio client from process start to first result,
+for comparison; and the CPU seconds one lab's checks take on one submission, counting this process,
+its children and every host and server the fork server forked. Timings are wall-clock on whatever
+machine runs this; compare the ratios, which come from one run. The figures recorded are in
+``docs/performance.md``.
 """
 
 from __future__ import annotations
@@ -131,22 +135,69 @@ server.run()
 """
 
 
+def sandboxed_first_result_seconds(code: str, lab: str) -> float:
+    """A learner host as grading starts it (supervisor, sandbox, limits), from asking for it to its first tool result."""
+    from grader.grading import Hosts, Limits
+
+    with tempfile.TemporaryDirectory(prefix="bench-host-") as scratch:
+        scratch = Path(scratch)
+        (scratch / "answers.py").write_text(code)
+        with open(scratch / "stderr.log", "w") as errlog:
+            hosts = Hosts(lab, scratch, Limits(), errlog)
+            start = time.perf_counter()
+            session = hosts.start()
+            try:
+                session.call("search_orders", customer_email="nobody@example.com")
+                return time.perf_counter() - start
+            finally:
+                session.close()
+
+
 def host_figures(work: Path, rounds: int = 5) -> dict[str, float]:
     from grader.notebook import answer_code, read_notebook
+    from servers.learner_host import forkserver
 
     lab = "lab1_error_results"
+    answers = answer_code(read_notebook(SAMPLE_SUBMISSIONS / "solution" / lab / f"{lab}.ipynb"))
     code = work / "answers.py"
-    code.write_text(answer_code(read_notebook(SAMPLE_SUBMISSIONS / "solution" / lab / f"{lab}.ipynb")))
+    code.write_text(answers)
     naive = work / "naive_server.py"
     naive.write_text(NAIVE_SERVER)
+    figures = {}
+    server = forkserver.ForkServer()
+    start = time.perf_counter()
+    server._start()
+    figures["fork_server_start"] = time.perf_counter() - start
+    server.close()
+    forkserver.shared()  # this process's fork server, started before the rounds: it is started once per worker
+    sandboxed_first_result_seconds(answers, lab)
+    figures["forked"] = statistics.median(sandboxed_first_result_seconds(answers, lab) for _ in range(rounds))
+    os.environ["GRADER_HOST_START"] = "exec"
+    try:
+        figures["started_anew"] = statistics.median(sandboxed_first_result_seconds(answers, lab) for _ in range(rounds))
+    finally:
+        del os.environ["GRADER_HOST_START"]
     host = [sys.executable, "-m", "servers.learner_host", "--lab", lab, "--code", str(code)]
-    host_times = [first_result_seconds(host, lambda s: s.call("search_orders", customer_email="nobody@example.com")) for _ in range(rounds)]
-    naive_times = [first_result_seconds([sys.executable, str(naive)], lambda s: s.call("echo", text="hi")) for _ in range(rounds)]
-    return {"host": statistics.median(host_times), "naive": statistics.median(naive_times)}
+    figures["bare_host"] = statistics.median(
+        first_result_seconds(host, lambda s: s.call("search_orders", customer_email="nobody@example.com")) for _ in range(rounds)
+    )
+    figures["naive"] = statistics.median(first_result_seconds([sys.executable, str(naive)], lambda s: s.call("echo", text="hi")) for _ in range(rounds))
+    return figures
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process, its children, and the hosts its fork server forked (and that have ended)."""
+    from servers.learner_host import forkserver
+
+    warm = forkserver.shared()
+    own = sum(
+        u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+    )
+    return own + (warm.cpu_seconds() if warm is not None else 0.0)
 
 
 def cpu_per_lab() -> dict[str, float]:
-    """CPU seconds (this process and the learner host it starts) for one lab's checks on its solution."""
+    """CPU seconds (this process, the learner hosts and the servers it starts) for one lab's checks on its solution."""
     from grader.grading import grade_code
     from grader.labs import LAB_MODULES
     from grader.notebook import answer_code, read_notebook
@@ -154,11 +205,13 @@ def cpu_per_lab() -> dict[str, float]:
     figures = {}
     for lab in LAB_MODULES:
         code = answer_code(read_notebook(SAMPLE_SUBMISSIONS / "solution" / lab / f"{lab}.ipynb"))
-        grade_code(lab, code)  # warm: imports of the checks' own modules
-        before = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
-        grade_code(lab, code)
-        after = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
-        figures[lab] = sum((a.ru_utime + a.ru_stime) - (b.ru_utime + b.ru_stime) for a, b in zip(after, before))
+        grade_code(lab, code)  # warm: imports of the checks' own modules, the fork server's start
+        runs = []
+        for _ in range(3):
+            before = cpu_seconds()
+            grade_code(lab, code)
+            runs.append(cpu_seconds() - before)
+        figures[lab] = statistics.median(runs)
     return figures
 
 
@@ -203,10 +256,13 @@ def main() -> int:
                 print(f"  differ: {p[0]}/{p[1]}: engine {ours[p]:g}, stock {theirs[p]:g}")
 
         figures = host_figures(work)
-        print(f"learner host, process start to first tool result: {figures['host']:.2f} s (median of 5)")
-        print(f"plain MCPServer + SDK stdio client, same measure:  {figures['naive']:.2f} s (median of 5)")
+        print(f"learner host forked from the warm fork server, asked for to first tool result: {figures['forked']:.3f} s (median of 5)")
+        print(f"learner host started anew under its supervisor, same measure:                 {figures['started_anew']:.3f} s (median of 5)")
+        print(f"the fork server's own start, once per grading process:                         {figures['fork_server_start']:.3f} s")
+        print(f"bare learner host (no supervisor), process start to first tool result:         {figures['bare_host']:.3f} s (median of 5)")
+        print(f"plain MCPServer + SDK stdio client, same measure:                              {figures['naive']:.3f} s (median of 5)")
         for lab, seconds in cpu_per_lab().items():
-            print(f"CPU for {lab}'s checks on one submission (grader + learner host): {seconds:.2f} s")
+            print(f"CPU for {lab}'s checks on one submission (grader + learner host + servers): {seconds:.2f} s (median of 3)")
     return 0
 
 

@@ -155,17 +155,6 @@ def _supervise(control: socket.socket, fds: list[int], argv: list[str]) -> None:
         os._exit(status)
 
 
-def _reap() -> None:
-    """Collect the supervisors that have ended, so their CPU time counts in this process's children."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
 def _wait_for(pids: list[int]) -> None:
     """Wait (a bounded while) for supervisors the grader has seen close their connection to end."""
     import selectors
@@ -188,7 +177,7 @@ def _cpu_seconds(finished: list[int]) -> float:
     import resource
 
     _wait_for(finished)
-    _reap()
+    supervisor.reap_ended()  # their CPU time then counts in this process's children
     return sum(
         usage.ru_utime + usage.ru_stime for usage in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
     )
@@ -211,7 +200,7 @@ def serve(control: socket.socket) -> None:
             return
         if not message:
             return
-        _reap()
+        supervisor.reap_ended()  # supervisors that ended, so zombies do not pile up
         try:
             request = json.loads(message)
             if request.get("usage"):

@@ -214,6 +214,17 @@ def open_up(needed: list[str], hidden: list[str]) -> None:
     raise OSError("too many closed folders on the way to the interpreter")
 
 
+def reap_ended() -> None:
+    """Collect every child of this process that has ended, without waiting for the others."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
 class Stopped(Exception):
     """The supervisor was asked to stop (SIGTERM or SIGHUP)."""
 
@@ -506,8 +517,8 @@ class Supervisor:
                     os.kill(pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
-            self._reap_all()
-        self._reap_all()
+            reap_ended()
+        reap_ended()
 
     @staticmethod
     def _kill_user(uid: int) -> None:
@@ -524,14 +535,6 @@ class Supervisor:
                 os._exit(0)
         os.waitpid(helper, 0)
 
-    def _reap_all(self) -> None:
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
 
     def ending(self) -> dict:
         """Why the host ended and what it used, for the report."""

@@ -188,21 +188,20 @@ def test_the_call_timeout_reaches_the_worker_processes(released, tmp_path) -> No
         assert set(scores["tight", student].values()) == {0}, scores
 
 
-def test_a_call_timeout_must_be_a_number_of_seconds(submissions, tmp_path) -> None:
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--jobs", "0", "--jobs: '0' is not a whole number of 1 or more"),
+        ("--call-timeout", "soon", "--call-timeout: 'soon' is not a number of seconds above 0"),
+        ("--call-timeout", "-1", "--call-timeout: '-1' is not a number of seconds above 0"),
+    ],
+)
+def test_a_bad_number_is_refused_saying_what_is_wanted(submissions, option: str, value: str, said: str) -> None:
     run = subprocess.run(
-        [sys.executable, "-m", "grader", "autograde", str(submissions), "--call-timeout", "soon"], cwd=REPO, capture_output=True, text=True
+        [sys.executable, "-m", "grader", "autograde", str(submissions), option, value], cwd=REPO, capture_output=True, text=True
     )
     assert run.returncode == 2
-    assert "--call-timeout: 'soon' is not a number of seconds above 0" in run.stderr
-    assert "Traceback" not in run.stderr
-
-
-def test_jobs_must_be_a_positive_number(submissions, tmp_path) -> None:
-    run = subprocess.run(
-        [sys.executable, "-m", "grader", "autograde", str(submissions), "--jobs", "0"], cwd=REPO, capture_output=True, text=True
-    )
-    assert run.returncode == 2
-    assert "--jobs: '0' is not a whole number of 1 or more" in run.stderr
+    assert said in run.stderr
     assert "Traceback" not in run.stderr
 
 

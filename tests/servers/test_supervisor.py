@@ -196,41 +196,15 @@ def test_as_root_hidden_folders_are_out_of_the_hosts_sight(tmp_path: Path, start
         assert (answers / "key.txt").read_text() == "the answer"  # hidden from the host only
 
 
-def test_stopping_the_supervisor_stops_the_host_and_reports_it(tmp_path: Path) -> None:
-    code = "import os, time\nprint(os.getpid(), flush=True)\nwhile True:\n    time.sleep(1)"
-    with subprocess.Popen(command(tmp_path, code), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE) as running:
-        with selectors.DefaultSelector() as ready:
-            ready.register(running.stdout, selectors.EVENT_READ)
-            assert ready.select(WAIT_SECONDS), "the host never said it was running"
-        host = int(running.stdout.readline())
-        running.send_signal(signal.SIGTERM)
-        running.wait(WAIT_SECONDS)
-    assert json.loads((tmp_path / "report.json").read_text())["reason"] == supervisor.STOPPED
-    with pytest.raises(ProcessLookupError):
-        os.kill(host, 0)
-
-
-def test_when_the_grader_dies_the_host_is_stopped_too(tmp_path: Path) -> None:
-    code = "import os, time\nprint(os.getpid(), flush=True)\nwhile True:\n    time.sleep(1)"
-    grader = f"import subprocess\nsubprocess.run({command(tmp_path, code)!r})"
-    with subprocess.Popen([sys.executable, "-c", grader], stdin=subprocess.PIPE, stdout=subprocess.PIPE) as running:
-        with selectors.DefaultSelector() as ready:
-            ready.register(running.stdout, selectors.EVENT_READ)
-            assert ready.select(WAIT_SECONDS), "the host never said it was running"
-        host = int(running.stdout.readline())
-        running.kill()
-        exited = os.pidfd_open(host)
-        try:
-            with selectors.DefaultSelector() as ended:
-                ended.register(exited, selectors.EVENT_READ)
-                assert ended.select(WAIT_SECONDS), "the host outlived the grader"
-        finally:
-            os.close(exited)
-
-
-# --- forked from the fork server --------------------------------------------------------------
-
 SAYS_PID_AND_WAITS = "import os, time\nprint(os.getpid(), flush=True)\nwhile True:\n    time.sleep(1)"
+
+
+def pid_said(running: subprocess.Popen) -> int:
+    """The process id the host printed first, once it did."""
+    with selectors.DefaultSelector() as ready:
+        ready.register(running.stdout, selectors.EVENT_READ)
+        assert ready.select(WAIT_SECONDS), "the host never said it was running"
+    return int(running.stdout.readline())
 
 
 def wait_for_exit(pid: int) -> None:
@@ -241,10 +215,32 @@ def wait_for_exit(pid: int) -> None:
     try:
         with selectors.DefaultSelector() as ended:
             ended.register(exited, selectors.EVENT_READ)
-            assert ended.select(WAIT_SECONDS), f"process {pid} is still running"
+            assert ended.select(WAIT_SECONDS), f"process {pid} outlived the test's wait"
     finally:
         os.close(exited)
 
+
+def test_stopping_the_supervisor_stops_the_host_and_reports_it(tmp_path: Path) -> None:
+    code = SAYS_PID_AND_WAITS
+    with subprocess.Popen(command(tmp_path, code), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE) as running:
+        host = pid_said(running)
+        running.send_signal(signal.SIGTERM)
+        running.wait(WAIT_SECONDS)
+    assert json.loads((tmp_path / "report.json").read_text())["reason"] == supervisor.STOPPED
+    with pytest.raises(ProcessLookupError):
+        os.kill(host, 0)
+
+
+def test_when_the_grader_dies_the_host_is_stopped_too(tmp_path: Path) -> None:
+    code = SAYS_PID_AND_WAITS
+    grader = f"import subprocess\nsubprocess.run({command(tmp_path, code)!r})"
+    with subprocess.Popen([sys.executable, "-c", grader], stdin=subprocess.PIPE, stdout=subprocess.PIPE) as running:
+        host = pid_said(running)
+        running.kill()
+    wait_for_exit(host)
+
+
+# --- forked from the fork server --------------------------------------------------------------
 
 def test_a_forked_host_holds_no_descriptor_of_its_supervisor_or_the_fork_server(tmp_path: Path, warm) -> None:
     code = "import os\nprint(sorted(int(fd) for fd in os.listdir('/proc/self/fd')))"
@@ -289,10 +285,7 @@ def test_when_the_grader_dies_the_fork_server_and_its_hosts_are_stopped_too(tmp_
         "sys.stdin.read()\n"
     )
     with subprocess.Popen([sys.executable, "-c", grader], stdin=subprocess.PIPE, stdout=subprocess.PIPE) as running:
-        with selectors.DefaultSelector() as ready:
-            ready.register(running.stdout, selectors.EVENT_READ)
-            assert ready.select(WAIT_SECONDS), "the host never said it was running"
-        host = int(running.stdout.readline())
+        host = pid_said(running)
         running.kill()
     wait_for_exit(host)
 
