@@ -320,6 +320,7 @@ class ForkServer:
         self._process: subprocess.Popen | None = None
         self._finished: set[int] = set()  # supervisors whose connection closed, not yet counted
         self._broken: str | None = None  # why the fork server could not start: not tried again
+        self.owner = os.getpid()  # the process that talks to it
 
     def _start(self) -> None:
         if self._broken:
@@ -439,7 +440,9 @@ class ForkServer:
             self._stop_process()
 
     def close(self) -> None:
-        """Stop the fork server (hosts it started end with their sessions)."""
+        """Stop the fork server (hosts it started end with their sessions); in a forked copy of its owner, nothing."""
+        if os.getpid() != self.owner:
+            return
         with self._lock:
             self.close_locked()
 
@@ -459,7 +462,9 @@ def shared() -> ForkServer | None:
     if not available():
         return None
     with _shared_lock:
-        if _shared is None:
+        if _shared is None or _shared.owner != os.getpid():
+            # A process forked from one that had a fork server gets its own: the control socket
+            # carries one conversation at a time, and the parent's stays the parent's.
             import atexit
 
             _shared = ForkServer()

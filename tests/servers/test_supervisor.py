@@ -317,3 +317,20 @@ def test_the_fork_server_counts_the_cpu_time_of_the_hosts_it_started(tmp_path: P
     done, report = supervise(tmp_path, "import time\nwhile time.process_time() < 0.3:\n    pass\nprint('done')", warm)
     assert done.stdout == b"done\n" and report["cpuSeconds"] >= 0.3
     assert warm.cpu_seconds() - before >= 0.3
+
+
+def test_a_process_forked_from_the_grader_gets_a_fork_server_of_its_own(tmp_path: Path) -> None:
+    parents = forkserver.shared()
+    child = os.fork()
+    if child == 0:  # only the exit status leaves the child: 0 when it got its own fork server, and it works
+        status = 1
+        try:
+            own = forkserver.shared()
+            done, _ = supervise(tmp_path / "child", "print('child')", own)
+            status = 0 if own is not parents and done.stdout == b"child\n" else 2
+        finally:
+            os._exit(status)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    done, _ = supervise(tmp_path / "parent", "print('parent')", forkserver.shared())
+    assert forkserver.shared() is parents and done.stdout == b"parent\n"
