@@ -65,7 +65,16 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 CLONE_NEWNS = 0x00020000
-MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 0x40000
+CLONE_NEWUSER = 0x10000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 0x1, 0x2, 0x4, 0x8, 0x20
+MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC, MS_PRIVATE = 0x400, 0x800, 0x1000, 0x4000, 0x40000
+MS_RELATIME, MS_STRICTATIME = 0x200000, 0x1000000
+# Per-mount options a remount inside a user namespace must keep (the kernel locks them).
+KEPT_MOUNT_FLAGS = {
+    "nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
+    "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME, "strictatime": MS_STRICTATIME,
+}
+CAPABILITY_VERSION_3 = 0x20080522
 
 
 def _mapped(map_file: str, first: int, count: int) -> bool:
@@ -225,6 +234,66 @@ def reap_ended() -> None:
             return
 
 
+def _mount_points() -> list[tuple[str, int]]:
+    """(mount point, flags a remount must keep) of every mount this process sees."""
+    found = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        point = fields[4].encode().decode("unicode_escape").encode("latin-1").decode()  # \040 is a space
+        flags = 0
+        for option in fields[5].split(","):
+            flags |= KEPT_MOUNT_FLAGS.get(option, 0)
+        found.append((point, flags))
+    return found
+
+
+def _drop_capabilities() -> None:
+    """Give up every capability (those a new user namespace gives its creator included)."""
+    header = (ctypes.c_uint32 * 2)(CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable: twice, all empty
+    _check(ctypes.CDLL(None, use_errno=True).capset(header, data), "drop capabilities")
+
+
+def user_namespaces_allowed() -> bool:
+    """Whether ``confine_without_root`` can work here: a child may create a user and mount namespace."""
+    if not sys.platform.startswith("linux"):
+        return False
+    child = os.fork()
+    if child == 0:
+        os._exit(0 if ctypes.CDLL(None, use_errno=True).unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0 else 1)
+    _, status = os.waitpid(child, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
+def confine_without_root(writable: list[str], hidden: list[str]) -> None:
+    """Without a sandbox user: a user and mount namespace of the host's own, where every file system is
+    read-only but ``writable``, each ``hidden`` folder is covered, and no capability is left.
+
+    Runs in the host's process before its code. The host keeps the grader's user id, so this is what
+    stops it writing the gradebook or reading the answer key; unprivileged user namespaces must be
+    allowed (most Linux systems allow them; where they are not, ``start`` falls back and says so).
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    uid, gid = os.getuid(), os.getgid()
+    _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare a user namespace")
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as out:
+            out.write(text)
+    _check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
+    kept = {os.path.realpath(path) for path in writable}
+    for path in sorted(kept):
+        _check(libc.mount(path.encode(), path.encode(), None, MS_BIND | MS_REC, None), f"keep {path} writable")
+    for point, flags in _mount_points():
+        if point in kept or any(point.startswith(path.rstrip("/") + "/") for path in kept):
+            continue
+        # Some mounts cannot be remounted from here (one hidden under another, say): what is reachable is.
+        libc.mount(None, point.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY | flags, None)
+    for folder in hidden:
+        _check(libc.mount(b"tmpfs", folder.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0,size=4k"), f"hide {folder}")
+    os.chdir(os.getcwd())  # the working folder was entered before: enter it again, through the writable mount
+    _drop_capabilities()
+
+
 class Stopped(Exception):
     """The supervisor was asked to stop (SIGTERM or SIGHUP)."""
 
@@ -290,25 +359,28 @@ class Supervisor:
         """Start the host, as confined as this machine allows."""
         user, hidden = self.options.user, [h for h in self.options.hide if os.path.isdir(h)]
         closed = bool(closed_folders(self.needed_paths())) if user is not None else False
-        attempts = [(user, closed, hidden)]
+        attempts = [(user, closed, hidden, False)] if user is not None else []
         if user is not None and not closed and hidden:
-            attempts.append((user, False, []))  # no mount namespaces here: the files stay visible
-        if user is not None:
-            attempts.append((None, False, []))  # the sandbox user cannot reach the interpreter
-        for number, (user, closed, hidden) in enumerate(attempts, start=1):
+            attempts.append((user, False, [], False))  # no mount namespaces here: the files stay visible
+        # No sandbox user (the grader is not root, or the sandbox user cannot reach the interpreter):
+        # a user namespace of the host's own keeps the files read-only and the hidden folders hidden.
+        attempts.append((None, False, hidden, True))
+        attempts.append((None, False, [], False))  # no user namespaces here either
+        for number, (user, closed, hidden, confined) in enumerate(attempts, start=1):
             try:
-                self.spawn(user, closed, hidden)
+                self.spawn(user, closed, hidden, confined)
             except (OSError, subprocess.SubprocessError) as exc:
                 if number == len(attempts):
                     raise
                 self.detail.setdefault("fallbacks", []).append(str(exc))
                 continue
-            self.detail.update(user=user, hidden=hidden)
+            self.detail.update(user=user, hidden=hidden, readOnly=confined)
             self.options.user = user
             return
 
-    def spawn(self, user: int | None, closed: bool, hidden: list[str]) -> None:
-        """Start the host as ``user``; ``closed``: folders on its way to the interpreter must be opened."""
+    def spawn(self, user: int | None, closed: bool, hidden: list[str], confined: bool = False) -> None:
+        """Start the host as ``user``; ``closed``: folders on its way to the interpreter must be opened;
+        ``confined``: without a user, confine it in a namespace of its own (``confine_without_root``)."""
         o = self.options
         needed = self.needed_paths()
         nproc = o.processes if user is not None else _tasks_of_user(os.getuid()) + o.processes
@@ -320,6 +392,8 @@ class Supervisor:
                 os.setgroups([])
                 os.setgid(user)
                 os.setuid(user)
+            elif confined:
+                confine_without_root([str(o.workdir)], hidden)
             _prctl(PR_SET_NO_NEW_PRIVS, 1)  # no set-user-id program can give the host privileges back
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # set after setuid, which clears it
             for which, soft, hard in (

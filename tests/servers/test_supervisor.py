@@ -9,6 +9,7 @@ The process boundary is the thing under test, so nothing is mocked.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import selectors
@@ -28,10 +29,10 @@ LIMITS = {"cpu-seconds": 5, "memory-mb": 512, "processes": 32, "file-mb": 4, "ou
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox user and hidden folders need root")
 
 
-def command(tmp_path: Path, code: str, *, hide: tuple[Path, ...] = (), **limits: int) -> list[str]:
+def command(tmp_path: Path, code: str, *, hide: tuple[Path, ...] = (), sandbox_user: bool = True, **limits: int) -> list[str]:
     work = tmp_path / "work"
     work.mkdir(parents=True, exist_ok=True)
-    user = supervisor.sandbox_user()
+    user = supervisor.sandbox_user() if sandbox_user else None
     args = [sys.executable, "-I", supervisor.__file__, "--report", str(tmp_path / "report.json"), "--workdir", str(work)]
     if user is not None:
         for path in [work, *work.iterdir()]:
@@ -112,6 +113,56 @@ def test_as_root_the_host_runs_as_a_user_of_its_own_that_cannot_read_other_proce
     uid, gid, groups, readable = done.stdout.split()
     assert int(uid) == int(gid) == report["user"] != 0
     assert groups == b"0" and readable == b"False"
+
+
+# Run without a sandbox user (as when the grader is not root): what the host can write, read and undo.
+WITHOUT_A_USER = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+gradebook, answers = sys.argv[1], sys.argv[2]
+
+def attempt(action):
+    try:
+        action()
+        return "done"
+    except OSError as exc:
+        return str(exc.errno)
+
+def call(result):
+    if result != 0:
+        raise OSError(ctypes.get_errno(), "refused")
+
+def write(path):
+    with open(path, "a") as out:
+        out.write("x")
+
+def unhide():
+    call(libc.umount2(os.path.dirname(answers).encode(), 2))
+
+def regain():  # a user namespace of its own gives a process capabilities again, but not over these mounts
+    call(libc.unshare(0x10000000 | 0x00020000))
+    call(libc.mount(None, b"/", None, 0x1000 | 0x20, None))  # remount, bind: clearing read-only
+    write(gradebook)
+
+print(attempt(lambda: write(gradebook)), attempt(lambda: write("mine.txt")), attempt(lambda: open(answers).read()), attempt(unhide), attempt(regain))
+"""
+
+
+def test_without_a_sandbox_user_the_host_can_write_only_its_folder_and_not_see_hidden_ones(tmp_path: Path, start) -> None:
+    gradebook, answers = tmp_path / "gradebook.db", tmp_path / "answers" / "key.txt"
+    answers.parent.mkdir()
+    gradebook.write_text("scores")
+    answers.write_text("the answer")
+    args = command(tmp_path, WITHOUT_A_USER, hide=(answers.parent,), sandbox_user=False) + [str(gradebook), str(answers)]
+    done = forked(start, tmp_path, args[SUPERVISOR:]) if start else subprocess.run(args, capture_output=True, timeout=WAIT_SECONDS)
+    report = json.loads((tmp_path / "report.json").read_text())
+    if report.get("readOnly") is not True:
+        pytest.skip(f"this machine refuses unprivileged user namespaces: {report.get('fallbacks')}")
+    wrote, wrote_own, read, unhid, regained = done.stdout.split()
+    assert (wrote, wrote_own, read) == (str(errno.EROFS).encode(), b"done", str(errno.EACCES).encode()), done.stderr
+    assert unhid != b"done" and regained != b"done"
+    assert gradebook.read_text() == "scores" and (tmp_path / "work" / "mine.txt").read_text() == "x"
+    assert report["user"] is None and report["hidden"] == [str(answers.parent)]
 
 
 # Forks 8 times over, every process forking on: 256 processes unless something stops it.
