@@ -195,7 +195,6 @@ def grade_all(
     *,
     jobs: int | None = None,
     scheduler: str | None = None,
-    timeout: float | None = None,
     progress: Progress | None = None,
 ) -> dict[tuple[str, str], list[CheckResult]]:
     """Grade every task whose results are not stored yet; return the results of all, keyed (student, lab).
@@ -226,12 +225,12 @@ def grade_all(
     if not todo:
         return results
     if scheduler:
-        _on_dask(todo, scheduler, timeout, arrived)
+        _on_dask(todo, scheduler, arrived)
     elif (jobs or default_jobs()) == 1:
         for task in todo:
-            arrived(task, grade_task(task.lab, task.code, task.timeout or timeout))
+            arrived(task, grade_task(task.lab, task.code, task.timeout))
     else:
-        _on_pool(todo, jobs or default_jobs(), timeout, arrived)
+        _on_pool(todo, jobs or default_jobs(), arrived)
     return results
 
 
@@ -247,11 +246,11 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-def _on_pool(todo: list[Task], jobs: int, timeout: float | None, arrived: Callable[[Task, list], None]) -> None:
+def _on_pool(todo: list[Task], jobs: int, arrived: Callable[[Task, list], None]) -> None:
     # "spawn": the grader may hold threads (MCP sessions), and forking a threaded process is unsafe.
     workers = min(jobs, len(todo))
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_die_with, initargs=(os.getpid(),)) as pool:
-        pending = {pool.submit(grade_task, t.lab, t.code, t.timeout or timeout): t for t in todo}
+        pending = {pool.submit(grade_task, t.lab, t.code, t.timeout): t for t in todo}
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
@@ -262,7 +261,7 @@ class SchedulerUnavailable(RuntimeError):
     """Dask is not installed, or its scheduler cannot be reached; the message says what to do."""
 
 
-def _on_dask(todo: list[Task], scheduler: str, timeout: float | None, arrived: Callable[[Task, list], None]) -> None:
+def _on_dask(todo: list[Task], scheduler: str, arrived: Callable[[Task, list], None]) -> None:
     try:
         from dask.distributed import Client, as_completed
     except ImportError:
@@ -279,6 +278,6 @@ def _on_dask(todo: list[Task], scheduler: str, timeout: float | None, arrived: C
         ) from None
     with client:
         # pure=False: two submissions with the same code are still two tasks, each graded on its own.
-        futures = {client.submit(grade_task, t.lab, t.code, t.timeout or timeout, pure=False): t for t in todo}
+        futures = {client.submit(grade_task, t.lab, t.code, t.timeout, pure=False): t for t in todo}
         for future in as_completed(futures):
             arrived(futures[future], future.result())

@@ -139,7 +139,7 @@ def positive_seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         value = 0.0
-    if not value > 0 or value != value or value == float("inf"):
+    if not 0 < value < float("inf"):  # NaN fails both comparisons
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0 (for example 5 or 2.5)")
     return value
 
