@@ -3,9 +3,11 @@
 ``python -I supervisor.py --report FILE --workdir DIR [limits] -- COMMAND ...`` starts COMMAND
 (the learner host) with resource limits, an environment holding only an allow-list of
 variables, and DIR as its working and home folder; as root, with ``--user``, it runs COMMAND
-as that unprivileged user, in a mount namespace of its own. It relays COMMAND's stdout (the MCP wire) with a cap on one
-message, keeps a capped copy of its stderr, stops it when it starts too many processes, and
-when it ends writes one JSON object to FILE: why it ended (``reason``) and what it used.
+as that unprivileged user, in a mount namespace of its own; without ``--user``, in a user and
+mount namespace where every file system but DIR is read-only. It relays COMMAND's stdout (the
+MCP wire) with a cap on one message, keeps a capped copy of its stderr, stops it when it starts
+too many processes, and when it ends writes one JSON object to FILE: why it ended (``reason``)
+and what it used.
 
 Standard library only: grading starts it by path, so it imports nothing of the course. The
 fork server (``forkserver.py``) runs the same ``main`` in a forked child, with a ``runner`` that
