@@ -39,7 +39,23 @@ CELL_SECONDS = 3.0  # the top level of one answer cell while it loads; cells def
 HUNG_CALL_TIMEOUT_SECONDS = 2.0
 
 COURSE = Path(supervisor.__file__).resolve().parents[2]  # servers/learner_host/supervisor.py
-# Folders of the course the host never needs and must not see: solutions, submissions, the checks.
+# What of the course a learner host sees, in a file-system view of its own: the host, the kits it hands
+# out and the protocol wiring. Nothing of the reference model, the checks, the solutions or the grader:
+# none of these modules imports them (tests/servers/test_isolation.py keeps it so).
+HOST_FILES = (
+    "servers/__init__.py",
+    "servers/toolkit.py",
+    "servers/learner_host",
+    "servers/support_desk/__init__.py",
+    "servers/support_desk/kit.py",
+    "servers/support_desk/tools.py",
+    "servers/support_desk/world.py",
+)
+# What a server a learner's lab 2 configuration names sees: the course's servers, and the one module of
+# the reference model they build their results with.
+SERVER_FILES = ("servers", "grader/__init__.py", "grader/taxonomy.py")
+# Folders the view must cover wherever they are (the grader's package installed among the libraries, say),
+# and, where no view can be made, the folders the older mount namespace hides.
 HIDDEN = ("labs", "tests", "build", ".git", "grader/labs")
 
 
@@ -56,6 +72,14 @@ class Limits:
     output_bytes: int = OUTPUT_BYTES
     message_bytes: int = MESSAGE_BYTES
     cell_seconds: float = CELL_SECONDS
+    require_isolation: bool = False  # start learner code with every protection or not at all
+
+
+def grader_package() -> list[Path]:
+    """The grader's package folder, wherever it is installed: no view may show it."""
+    import grader
+
+    return [Path(grader.__file__).resolve().parent]
 
 
 def _size(count: int) -> str:
@@ -141,9 +165,14 @@ class Sandbox:
     forked from this process's fork server where there is one, else as new programs.
     """
 
-    def __init__(self, scratch: Path, limits: Limits, errlog, command: list[str], *, env=None, cwd: Path | None = None) -> None:
+    def __init__(
+        self, scratch: Path, limits: Limits, errlog, command: list[str], *, env=None, cwd: Path | None = None, shown=HOST_FILES
+    ) -> None:
         self.limits, self.errlog, self.program, self.cwd = limits, errlog, list(command), cwd
         self.env = dict(env or {})
+        self.shown = [COURSE / path for path in shown]
+        self.view = scratch / "view"  # an empty folder the supervisor builds the program's own root in
+        self.view.mkdir(exist_ok=True)
         self.report = scratch / "report.json"
         self.pid_file = scratch / "supervisor.pid"
         self.workdir = scratch / "work"
@@ -178,9 +207,14 @@ class Sandbox:
         for key, value in {"PYTHONPATH": python_path, **self.env}.items():
             args += ["--env", f"{key}={value}"]
         if self.user is not None:
-            args += ["--user", str(self.user)]
-        for folder in HIDDEN:
-            args += ["--hide", str(COURSE / folder)]
+            args += ["--user", str(self.user), "--view", str(self.view)]
+        for path in self.shown:
+            args += ["--show", str(path)]
+        for folder in [*(COURSE / name for name in HIDDEN), *grader_package()]:
+            if not any(path.is_relative_to(folder) for path in self.shown):  # a folder shown in part is not hidden
+                args += ["--hide", str(folder)]
+        if self.limits.require_isolation:
+            args.append("--require-isolation")
         return [*args, "--", *self.program]
 
     def command(self) -> list[str]:
@@ -231,6 +265,7 @@ class Hosts(Sandbox):
         host = [sys.executable, "-P", "-m", "servers.learner_host", "--lab", lab, "--code", str(self.code_file), "--sandbox"]
         host += ["--cell-seconds", str(limits.cell_seconds)]
         super().__init__(scratch, limits, errlog, host, env={"LAB_STATE_DIR": str(self.state_dir)})
+        self.shown.append(self.code_file)  # the one file of the submission the host reads
         self.give(self.state_dir)
         self.give(self.code_file)
         self.state_dir.chmod(0o700)
@@ -254,7 +289,7 @@ def sandboxed(command: list[str], *, env=None, cwd: Path | None = None, timeout:
     with tempfile.TemporaryDirectory(prefix="server-") as scratch, ExitStack() as stack:
         if errlog is None:
             errlog = stack.enter_context(open(Path(scratch) / "stderr.log", "w", encoding="utf-8", opener=_private))
-        run = Sandbox(Path(scratch), limits, errlog, command, env=env, cwd=cwd)
+        run = Sandbox(Path(scratch), limits, errlog, command, env=env, cwd=cwd, shown=SERVER_FILES)
         session = run.start()
         try:
             yield session

@@ -21,7 +21,6 @@ import anyio
 import mcp_types as types
 from pydantic import BaseModel, ValidationError
 
-from grader.taxonomy import validation_error
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
@@ -107,6 +106,11 @@ class PromptSpec:
 
 def validation_result(tool: str, exc: ValidationError) -> dict[str, Any]:
     """Turn pydantic's complaint about the arguments into a ``validation`` error result."""
+    # The reference model's builder, imported here and not with the module: the learner host builds
+    # its servers with this module and must hold nothing of the reference model (it passes its own
+    # ``invalid_arguments`` to build_server).
+    from grader.taxonomy import validation_error
+
     first = exc.errors()[0]
     field = ".".join(str(part) for part in first["loc"]) or "(arguments)"
     reason = first["msg"]
@@ -131,8 +135,13 @@ def build_server(
     resources: Sequence[ResourceSpec] = (),
     templates: Sequence[TemplateSpec] = (),
     prompts: Sequence[PromptSpec] = (),
+    invalid_arguments: Callable[[str, ValidationError], dict[str, Any]] = validation_result,
 ) -> Server:
-    """A low-level MCP server publishing ``specs`` as tools, and resources, templates and prompts."""
+    """A low-level MCP server publishing ``specs`` as tools, and resources, templates and prompts.
+
+    ``invalid_arguments(tool, error)`` answers a call whose arguments fail the tool's input model
+    (default: a ``validation`` error result).
+    """
     by_name = {spec.name: spec for spec in specs}
     by_uri = {spec.uri: spec for spec in resources}
     prompt_by_name = {spec.name: spec for spec in prompts}
@@ -148,7 +157,7 @@ def build_server(
         try:
             arguments = spec.input_model.model_validate(params.arguments or {})
         except ValidationError as exc:
-            return to_call_tool_result(validation_result(spec.name, exc))
+            return to_call_tool_result(invalid_arguments(spec.name, exc))
         # Handlers run in a worker thread, so a handler that never returns cannot block the event
         # loop: a client's timeout still fires, in process as over stdio.
         result = await anyio.to_thread.run_sync(spec.handler, arguments, abandon_on_cancel=True)

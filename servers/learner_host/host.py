@@ -25,6 +25,21 @@ class LearnerCodeError(MCPError):
         super().__init__(LEARNER_CODE_FAILED, message)
 
 
+def harness_result(message: str, structured: dict[str, Any]) -> dict[str, Any]:
+    """What a harness tool returns: a line of text and the data the check reads.
+
+    Built here, not with the reference model's builders: the host holds no answer key.
+    """
+    return {"isError": False, "content": [{"type": "text", "text": message}], "structuredContent": structured}
+
+
+def harness_arguments_refused(tool: str, exc: ValidationError) -> dict[str, Any]:
+    """Arguments the grader sent a harness tool do not fit it: a protocol error, not a lab result."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "(arguments)"
+    raise MCPError(types.INVALID_PARAMS, f"Invalid arguments for {tool}: {where}: {first['msg']}")
+
+
 def _kits() -> dict[str, Callable[[], dict[str, Any]]]:
     def lab1() -> dict[str, Any]:
         from servers.support_desk import kit
@@ -181,7 +196,7 @@ def build_server(lab: str, namespace: dict[str, Any], *, load_error: str | None 
         namespace.setdefault(LOAD_ERRORS, load_error)
     if lab in SERVER_LABS:
         return learner_server(namespace)
-    return build_mcp_server(f"learner-host-{lab}", hosts[lab](namespace))
+    return build_mcp_server(f"learner-host-{lab}", hosts[lab](namespace), invalid_arguments=harness_arguments_refused)
 
 
 def learner_server(namespace: dict[str, Any]) -> Server:

@@ -18,10 +18,9 @@ from typing import Any
 import mcp_types as types
 from pydantic import BaseModel, Field
 
-from grader.taxonomy import success_result
-from servers.learner_host.host import LearnerCodeError, as_call_tool_result, as_json, call_learner
-from servers.support_desk.desk import Caller, DeskState, PaymentGateway, ROLE_SCOPES
-from servers.support_desk.server import desk_specs
+from servers.learner_host.host import harness_result, LearnerCodeError, as_call_tool_result, as_json, call_learner
+from servers.support_desk.world import ROLE_SCOPES, Caller, DeskState, PaymentGateway
+from servers.support_desk.tools import desk_specs
 from servers.toolkit import ToolSpec
 
 BUILDERS = (
@@ -92,7 +91,7 @@ def lab1_specs(namespace: dict[str, Any]) -> list[ToolSpec]:
         if args.role not in ROLE_SCOPES:
             raise LearnerCodeError(f"host_reset: unknown role {args.role!r}")
         desk.reset(args.role, args.fail_first)
-        return success_result(f"Desk reset: role {args.role}, first {args.fail_first} gateway call(s) fail.", {})
+        return harness_result(f"Desk reset: role {args.role}, first {args.fail_first} gateway call(s) fail.", {})
 
     def build_result(args: BuildResult) -> dict[str, Any]:
         if args.builder not in BUILDERS:
@@ -103,7 +102,7 @@ def lab1_specs(namespace: dict[str, Any]) -> list[ToolSpec]:
         decision = as_json(call_learner(namespace, "decide", args.result, args.attempt, args.max_attempts), "decide")
         if not isinstance(decision, dict):
             raise LearnerCodeError(f"decide returned a {type(decision).__name__}; it must return a dict with 'action' and 'reason'.")
-        return success_result(f"decision: {decision.get('action')}", {"decision": decision})
+        return harness_result(f"decision: {decision.get('action')}", {"decision": decision})
 
     def recover(args: Recover) -> dict[str, Any]:
         calls: list[list[str]] = []
@@ -126,7 +125,7 @@ def lab1_specs(namespace: dict[str, Any]) -> list[ToolSpec]:
             namespace, "recover", list(args.items), call, list(args.endpoints), sleep, args.max_attempts
         )
         envelope = as_json(envelope, "recover")
-        return success_result(
+        return harness_result(
             f"recover made {len(calls)} call(s)", {"envelope": envelope, "calls": calls, "sleeps": sleeps}
         )
 

@@ -14,8 +14,7 @@ from typing import Any
 import mcp_types as types
 from pydantic import BaseModel
 
-from grader.taxonomy import success_result
-from servers.learner_host.host import LOAD_ERRORS, LearnerCodeError, as_json, call_learner
+from servers.learner_host.host import harness_result, LOAD_ERRORS, LearnerCodeError, as_json, call_learner
 from servers.toolkit import ToolSpec
 
 PURE = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -55,7 +54,7 @@ def each(cases: list, answer) -> dict[str, Any]:
             answers.append({"value": answer(case)})
         except LearnerCodeError as exc:
             answers.append({"error": exc.error.message})
-    return success_result(f"{len(answers)} answer(s)", {"answers": answers})
+    return harness_result(f"{len(answers)} answer(s)", {"answers": answers})
 
 
 def lab2_specs(namespace: dict[str, Any]) -> list[ToolSpec]:
@@ -75,11 +74,11 @@ def lab2_specs(namespace: dict[str, Any]) -> list[ToolSpec]:
 
     def expand_value(args: ExpandValue) -> dict[str, Any]:
         value = expanded(args)
-        return success_result(value, {"value": value})
+        return harness_result(value, {"value": value})
 
     def resolve_servers(args: ResolveServers) -> dict[str, Any]:
         servers = resolved(args)
-        return success_result(f"{len(servers)} server(s)", {"servers": servers})
+        return harness_result(f"{len(servers)} server(s)", {"servers": servers})
 
     def authored_config(_: Nothing) -> dict[str, Any]:
         missing = [name for name in AUTHORED if name not in namespace]
@@ -91,7 +90,7 @@ def lab2_specs(namespace: dict[str, Any]) -> list[ToolSpec]:
         for name, value in config.items():
             if not isinstance(value, dict):
                 raise LearnerCodeError(f"{name} must be a dict; yours is a {type(value).__name__}.")
-        return success_result("authored configuration", config)
+        return harness_result("authored configuration", config)
 
     return [
         ToolSpec("expand_value", "The learner's ${VAR} expansion of one value.", ExpandValue, expand_value, PURE),

@@ -67,7 +67,11 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
+MNT_DETACH = 2
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "arm64": 41}  # pivot_root(2) has no libc wrapper
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 0x1, 0x2, 0x4, 0x8, 0x20
 MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC, MS_PRIVATE = 0x400, 0x800, 0x1000, 0x4000, 0x40000
 MS_RELATIME, MS_STRICTATIME = 0x200000, 0x1000000
@@ -262,7 +266,7 @@ def user_namespaces_allowed() -> bool:
         return False
     child = os.fork()
     if child == 0:
-        os._exit(0 if ctypes.CDLL(None, use_errno=True).unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0 else 1)
+        os._exit(0 if ctypes.CDLL(None, use_errno=True).unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET) == 0 else 1)
     _, status = os.waitpid(child, 0)
     return os.waitstatus_to_exitcode(status) == 0
 
@@ -277,7 +281,7 @@ def confine_without_root(writable: list[str], hidden: list[str]) -> None:
     """
     libc = ctypes.CDLL(None, use_errno=True)
     uid, gid = os.getuid(), os.getgid()
-    _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare a user namespace")
+    _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET), "unshare a user, mount and network namespace")
     for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
         with open(f"/proc/self/{name}", "w") as out:
             out.write(text)
@@ -294,6 +298,106 @@ def confine_without_root(writable: list[str], hidden: list[str]) -> None:
         _check(libc.mount(b"tmpfs", folder.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0,size=4k"), f"hide {folder}")
     os.chdir(os.getcwd())  # the working folder was entered before: enter it again, through the writable mount
     _drop_capabilities()
+
+
+# What a program needs of the machine besides its interpreter, its libraries and the folders it is
+# shown: the system's programs and libraries, and the few files of /etc that the dynamic linker and
+# the C library read. Everything else (/home, /root, /srv, /run, /var, the rest of /etc) is absent.
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "nsswitch.conf", "passwd", "group", "hosts")
+DEVICES = ("null", "zero", "full", "random", "urandom")
+
+# Each protection the sandbox gives, by the name the report and the grader use.
+PROTECTIONS = {
+    "user": "runs as an unprivileged user of its own",
+    "files": "sees only its interpreter, libraries and the files it needs (a file-system view of its own)",
+    "network": "has no network (a network namespace of its own)",
+    "processes": "cannot see other users' processes (/proc mounted with hidepid)",
+}
+
+
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _bind(libc, source: str, target: str, *, writable: bool = False) -> None:
+    """Bind ``source`` at ``target`` (made as a folder or an empty file), read-only unless ``writable``."""
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if not os.path.exists(target):
+            open(target, "w").close()
+    _check(libc.mount(source.encode(), target.encode(), None, MS_BIND | MS_REC, None), f"show {source}")
+    flags = MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | (0 if writable else MS_RDONLY)
+    _check(libc.mount(None, target.encode(), None, flags, None), f"remount {source}")
+
+
+def enter_view(view: str, shown: list[str], writable: list[str], hidden: list[str], cwd: str) -> None:
+    """Make ``view`` (an empty folder) this process's root: the system, ``shown`` read-only, ``writable``.
+
+    Runs as root in the host's process, before its code (and before it becomes the sandbox user):
+    new mount, network and IPC namespaces; a tmpfs at ``view`` holding, at their own paths, the
+    system's programs and libraries, a few files of /etc, ``shown`` (the interpreter, the libraries,
+    the course files the program needs) read-only and ``writable`` read-write; a /proc of its own
+    mounted with hidepid=2, so no other user's process can be seen; a few devices and an empty /tmp.
+    Each ``hidden`` folder that the view holds is covered. Then pivot_root makes the view the root
+    and the old root is detached: nothing else of the machine's files is reachable, by any path or
+    descriptor. The network namespace has only a loopback device that is down: no address answers.
+    """
+    libc = _libc()
+    umask = os.umask(0o022)  # the view's folders: root's, open to the sandbox user to pass through
+    try:
+        _build_view(libc, view, shown, writable, hidden)
+    finally:
+        os.umask(umask)
+    os.chdir(cwd)
+
+
+def _build_view(libc, view: str, shown: list[str], writable: list[str], hidden: list[str]) -> None:
+    number = SYS_PIVOT_ROOT.get(os.uname().machine)
+    if number is None:
+        raise OSError(f"no pivot_root system call known for {os.uname().machine}")
+    _check(libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC), "unshare mount, network and IPC namespaces")
+    _check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
+    view = os.path.realpath(view)
+    _check(libc.mount(b"tmpfs", view.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755,size=1m"), "make the view")
+    inside = lambda path: view + path  # noqa: E731 - the path within the view
+    os.makedirs(inside("/tmp"))
+    _check(libc.mount(b"tmpfs", inside("/tmp").encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=1777,size=16m"), "make /tmp")
+    bound: list[str] = []
+    for path in SYSTEM_PATHS:
+        if os.path.islink(path):
+            os.symlink(os.readlink(path), inside(path))
+        elif os.path.isdir(path):
+            _bind(libc, path, inside(path))
+            bound.append(path)
+    for name in ETC_FILES:
+        if os.path.exists(f"/etc/{name}"):
+            _bind(libc, os.path.realpath(f"/etc/{name}"), inside(f"/etc/{name}"))
+    for path in sorted({os.path.realpath(p) for p in shown if os.path.exists(p)}):
+        if not any(path == b or path.startswith(b.rstrip("/") + "/") for b in bound):  # else it is in view already
+            _bind(libc, path, inside(path))
+            bound.append(path)
+    for path in sorted({os.path.realpath(p) for p in writable}):
+        _bind(libc, path, inside(path), writable=True)
+    os.makedirs(inside("/proc"))
+    _check(libc.mount(b"proc", inside("/proc").encode(), b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"hidepid=2"), "mount /proc with hidepid")
+    os.makedirs(inside("/dev"))
+    for name in DEVICES:
+        if os.path.exists(f"/dev/{name}"):
+            _bind(libc, f"/dev/{name}", inside(f"/dev/{name}"), writable=True)
+    for folder in hidden:
+        target = inside(os.path.realpath(folder))
+        if os.path.isdir(target):
+            _check(libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0,size=4k"), f"hide {folder}")
+    os.chdir(view)
+    os.mkdir(".old")
+    _check(libc.syscall(number, b".", b".old"), "pivot_root")
+    _check(libc.umount2(b"/.old", MNT_DETACH), "detach the old root")
+    os.rmdir("/.old")
+    # The view's own folders are root's and read-only from now on.
+    _check(libc.mount(None, b"/", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, None), "make the view read-only")
 
 
 class Stopped(Exception):
@@ -357,45 +461,80 @@ class Supervisor:
         paths += [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
         return paths
 
-    def start(self) -> None:
-        """Start the host, as confined as this machine allows."""
-        user, hidden = self.options.user, [h for h in self.options.hide if os.path.isdir(h)]
-        closed = bool(closed_folders(self.needed_paths())) if user is not None else False
-        attempts = [(user, closed, hidden, False)] if user is not None else []
-        if user is not None and not closed and hidden:
-            attempts.append((user, False, [], False))  # no mount namespaces here: the files stay visible
+    def interpreter_paths(self) -> list[str]:
+        """The interpreter the host runs and its libraries: the prefixes, and the import path inside them."""
+        prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+        program = shutil.which(self.command[0]) or self.command[0]
+        paths = [*prefixes, os.path.dirname(os.path.realpath(program)), os.path.dirname(os.path.abspath(program))]
+        for entry in sys.path:
+            real = os.path.realpath(entry) if entry else ""
+            if real and any(real == p or real.startswith(p + os.sep) for p in prefixes):
+                paths.append(real)
+        return paths
+
+    def attempts(self) -> list[dict]:
+        """The ways to start the host, most confined first, each with the protections it gives."""
+        o = self.options
+        user, hidden = o.user, [h for h in o.hide if os.path.isdir(h)]
+        ways = []
+        if user is not None and o.view is not None:
+            ways.append({"user": user, "view": True, "protections": ["user", "files", "network", "processes"]})
+        if o.require_isolation:
+            return ways
+        if user is not None:
+            closed = bool(closed_folders(self.needed_paths()))
+            ways.append({"user": user, "closed": closed, "hidden": hidden, "protections": ["user"]})
+            if not closed and hidden:
+                ways.append({"user": user, "protections": ["user"]})  # no mount namespaces here: the files stay visible
         # No sandbox user (the grader is not root, or the sandbox user cannot reach the interpreter):
-        # a user namespace of the host's own keeps the files read-only and the hidden folders hidden.
-        attempts.append((None, False, hidden, True))
-        attempts.append((None, False, [], False))  # no user namespaces here either
-        for number, (user, closed, hidden, confined) in enumerate(attempts, start=1):
+        # a user namespace of the host's own keeps the files read-only, the hidden folders hidden, no network.
+        ways.append({"confined": True, "hidden": hidden, "protections": ["network"]})
+        ways.append({"protections": []})  # no user namespaces here either
+        return ways
+
+    def start(self) -> None:
+        """Start the host, as confined as this machine allows (with --require-isolation: fully, or not at all)."""
+        ways = self.attempts()
+        if not ways:
+            missing = "a sandbox user (the grader must run as root)" if self.options.user is None else "a file-system view (--view)"
+            raise OSError(f"full isolation needs {missing}")
+        for number, way in enumerate(ways, start=1):
             try:
-                self.spawn(user, closed, hidden, confined)
+                self.spawn(way.get("user"), way.get("closed", False), way.get("hidden", []), way.get("confined", False), way.get("view", False))
             except (OSError, subprocess.SubprocessError) as exc:
-                if number == len(attempts):
-                    raise
                 self.detail.setdefault("fallbacks", []).append(str(exc))
+                if number == len(ways):
+                    raise
                 continue
-            self.detail.update(user=user, hidden=hidden, readOnly=confined)
-            self.options.user = user
+            protections = way["protections"]
+            self.detail.update(
+                user=way.get("user"), hidden=way.get("hidden", []), readOnly=bool(way.get("confined") or way.get("view")),
+                protections=protections, missing=[name for name in PROTECTIONS if name not in protections],
+            )
+            self.options.user = way.get("user")
             return
 
-    def spawn(self, user: int | None, closed: bool, hidden: list[str], confined: bool = False) -> None:
-        """Start the host as ``user``; ``closed``: folders on its way to the interpreter must be opened;
-        ``confined``: without a user, confine it in a namespace of its own (``confine_without_root``)."""
+    def spawn(self, user: int | None, closed: bool, hidden: list[str], confined: bool = False, view: bool = False) -> None:
+        """Start the host as ``user``; ``view``: in a file-system view of its own (``enter_view``);
+        ``closed``: folders on its way to the interpreter must be opened; ``confined``: without a user,
+        confine it in a namespace of its own (``confine_without_root``)."""
         o = self.options
         needed = self.needed_paths()
         nproc = o.processes if user is not None else _tasks_of_user(os.getuid()) + o.processes
+        writable = [str(o.workdir)]
+        cwd = str(o.cwd or o.workdir)
 
         def enter_sandbox() -> None:  # runs in the child, before exec
             if user is not None:
-                if closed or hidden:
+                if view:
+                    enter_view(str(o.view), [*self.interpreter_paths(), *map(str, o.show)], writable, o.hide, cwd)
+                elif closed or hidden:
                     open_up(needed, hidden)
                 os.setgroups([])
                 os.setgid(user)
                 os.setuid(user)
             elif confined:
-                confine_without_root([str(o.workdir)], hidden)
+                confine_without_root(writable, hidden)
             _prctl(PR_SET_NO_NEW_PRIVS, 1)  # no set-user-id program can give the host privileges back
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # set after setuid, which clears it
             for which, soft, hard in (
@@ -663,6 +802,12 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--output-bytes", type=int, required=True, help="What the host may print on stderr.")
     parser.add_argument("--message-bytes", type=int, required=True, help="Longest message the host may send.")
     parser.add_argument("--hide", action="append", default=[], metavar="FOLDER", help="A folder the host must not see (as root).")
+    parser.add_argument("--view", type=Path, default=None, help="An empty folder to build the host's own file-system view in (as root).")
+    parser.add_argument("--show", action="append", type=Path, default=[], metavar="PATH", help="A file or folder the view shows (read-only).")
+    parser.add_argument(
+        "--require-isolation", action="store_true",
+        help="Start the host only with every protection (own user, file-system view, no network, hidden processes); never fall back.",
+    )
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="A variable for the host.")
     parser.add_argument("--pid-file", type=Path, default=None, help="Where to write this process's id, so the grader can stop it at once.")
     if "--" not in argv:

@@ -9,9 +9,6 @@ functions to MCP; lessons and the lab reuse the data and the rules from here.
 from __future__ import annotations
 
 import math
-import random
-import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from grader.taxonomy import (
@@ -23,78 +20,17 @@ from grader.taxonomy import (
     transient_error,
     validation_error,
 )
-
-# The seed's example policy: "Refund of $750 exceeds the $500 single-transaction policy".
-REFUND_LIMIT_USD = 500
-
-ROLE_SCOPES: dict[str, frozenset[str]] = {
-    "guest": frozenset(),
-    "agent": frozenset({"orders:read"}),
-    "supervisor": frozenset({"orders:read", "refunds:write"}),
-}
-
-ORDER_ID = re.compile(r"^ORD-\d{4}$")
-STATUSES = ("paid", "shipped", "delivered", "refunded")
-
-ORDERS: tuple[dict[str, Any], ...] = (
-    {"orderId": "ORD-1001", "customerEmail": "alice@example.com", "totalUsd": 120.0, "status": "delivered"},
-    {"orderId": "ORD-1002", "customerEmail": "alice@example.com", "totalUsd": 900.0, "status": "shipped"},
-    {"orderId": "ORD-1003", "customerEmail": "bob@example.com", "totalUsd": 45.5, "status": "refunded"},
-    {"orderId": "ORD-1004", "customerEmail": "carol@example.com", "totalUsd": 650.0, "status": "paid"},
-    {"orderId": "ORD-1005", "customerEmail": "dave@example.com", "totalUsd": 75.0, "status": "delivered"},
+from servers.support_desk.world import (  # noqa: F401 - the desk's world, re-exported for the server and lessons
+    ORDER_ID,
+    ORDERS,
+    REFUND_LIMIT_USD,
+    ROLE_SCOPES,
+    STATUSES,
+    Caller,
+    DeskState,
+    PaymentGateway,
+    UpstreamUnavailable,
 )
-
-
-class UpstreamUnavailable(Exception):
-    """The payment gateway did not answer (timeout, 503, connection reset)."""
-
-
-@dataclass
-class PaymentGateway:
-    """An upstream dependency with deterministic fault injection.
-
-    ``fail_first`` makes the first N calls fail; ``failure_rate`` with ``seed`` makes a
-    repeatable pseudo-random share of the rest fail.
-    """
-
-    fail_first: int = 0
-    failure_rate: float = 0.0
-    seed: int = 0
-    calls: int = 0
-    _rng: random.Random = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self._rng = random.Random(self.seed)
-
-    def refund(self, order_id: str, amount_usd: float) -> str:
-        self.calls += 1
-        failed_by_rate = self._rng.random() < self.failure_rate
-        if self.calls <= self.fail_first or failed_by_rate:
-            raise UpstreamUnavailable("payment gateway timed out after 5 s")
-        return f"RF-{order_id[4:]}-{self.calls:03d}"
-
-
-@dataclass(frozen=True)
-class Caller:
-    """Who is calling: a role and the scopes it grants (set when the server starts)."""
-
-    role: str
-
-    @property
-    def scopes(self) -> frozenset[str]:
-        return ROLE_SCOPES.get(self.role, frozenset())
-
-    def can(self, scope: str) -> bool:
-        return scope in self.scopes
-
-
-@dataclass
-class DeskState:
-    """One desk session's state: who calls, the upstream gateway, and the refunds made so far."""
-
-    caller: Caller
-    gateway: PaymentGateway
-    refunded_usd: dict[str, float] = field(default_factory=dict)
 
 
 class Desk(DeskState):

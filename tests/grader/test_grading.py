@@ -105,7 +105,8 @@ def test_a_configured_command_runs_as_the_sandbox_user_not_as_the_grader(tmp_pat
         stderr.seek(0)
         said = stderr.read()
     assert not marker.exists()
-    assert "PermissionError" in said and int(said.split()[0]) != 0
+    # It ran as a user of its own, in a view of the files where the grader's folders do not exist.
+    assert int(said.split()[0]) != 0 and ("FileNotFoundError" in said or "PermissionError" in said)
 
 
 @as_root
@@ -123,7 +124,8 @@ def test_a_configured_pythonpath_cannot_slip_code_into_the_grader(tmp_path: Path
             assert session.tools()
         stderr.seek(0)
         said = stderr.read()
-    assert "planted code runs as" in said and "planted code runs as 0" not in said
+    # The planted folder is not in the server's view of the files: the code runs nowhere, the grader untouched.
+    assert "planted code runs as 0" not in said
     assert not marker.exists()
 
 

@@ -343,11 +343,13 @@ def test_desk_from_env_rejects_a_failure_rate_outside_0_to_1(env: dict[str, str]
     assert "DESK_FAILURE_RATE" in str(exit_info.value.code)
 
 
-def test_the_kits_backoff_delay_works_but_leads_nowhere_near_the_reference_model() -> None:
+def test_the_kits_backoff_delay_is_the_reference_schedule_and_leads_nowhere_near_the_reference_model() -> None:
     from grader.decisions import backoff_delay as reference
     from servers.support_desk import kit
 
     assert [kit.backoff_delay(n) for n in (1, 2, 3)] == [reference(n) for n in (1, 2, 3)]
     assert kit.backoff_delay(2, base=1.0) == reference(2, base=1.0)
-    assert set(kit.backoff_delay.__globals__) == {"__builtins__"}
+    # Its globals are the desk's world, which holds data and no rule: nothing there reaches the model.
+    assert kit.backoff_delay.__globals__["__name__"] == "servers.support_desk.world"
+    assert not any(getattr(value, "__module__", "").startswith("grader") for value in kit.backoff_delay.__globals__.values())
     assert "decide" not in kit.backoff_delay.__globals__
