@@ -1,0 +1,287 @@
+"""The learner host is isolated by the operating system: no answer key, no network, no other processes.
+
+Each attack is learner code that tries to reach something the grader keeps (the reference model,
+a port on 127.0.0.1, another process's command line). Lab 1's ``decide`` answers correctly only when
+the attack succeeds, so the check's score says whether it did: graded, every attack scores zero.
+Each attack is also run here, outside the sandbox, where it does succeed: the attack is real, and only
+the sandbox stops it. Audit hooks inside the host do not count: every attack that needs them off
+switches them off first.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from grader.grading import HOST_FILES, grade_code
+from grader.notebook import answer_code, read_notebook
+
+REPO = Path(__file__).resolve().parents[2]
+SOLUTION = answer_code(read_notebook(REPO / "tests/submissions/solution/lab1_error_results/lab1_error_results.ipynb"))
+CHECK = "decide_business_stops"  # one decide check: the attack's success is the check's pass
+
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox user and the host's own view need root")
+
+# Learner code: switch the host's audit hook off, as a hostile submission would, then look.
+HOOK_OFF = """
+import sys
+_sandbox = sys.modules.get("servers.learner_host.sandbox")
+if _sandbox is not None and _sandbox._state is not None:
+    _sandbox._state.active = False
+"""
+
+ATTACKS = {
+    # A module of the reference model already in memory.
+    "sys.modules": """
+def found():
+    return any(name == "grader" or name.startswith("grader.") for name in sys.modules)
+""",
+    # Walking from every object the host hands the learner, through __globals__ and module attributes.
+    "__globals__": """
+def found():
+    import types
+    seen, todo = set(), [v for v in list(globals().values())]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen or len(seen) > 200000:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, types.ModuleType):
+            if obj.__name__.startswith("grader"):
+                return True
+            todo.extend(vars(obj).values())
+        elif isinstance(obj, types.FunctionType):
+            todo.append(obj.__globals__)
+        elif isinstance(obj, dict):
+            todo.extend(obj.values())
+        elif isinstance(obj, type):
+            todo.append(sys.modules.get(obj.__module__))
+            todo.extend(vars(obj).values())
+        if getattr(obj, "__module__", None) and str(obj.__module__).startswith("grader"):
+            return True
+    return False
+""",
+    # Every object the garbage collector tracks.
+    "gc": """
+def found():
+    import gc
+    for obj in gc.get_objects():
+        if str(getattr(obj, "__module__", "") or "").startswith("grader"):
+            return True
+    return False
+""",
+    # Every class there is, from object down.
+    "__subclasses__": """
+def found():
+    todo, seen = [object], set()
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        if str(cls.__module__).startswith("grader"):
+            return True
+        try:
+            todo.extend(type.__subclasses__(cls))
+        except TypeError:
+            pass
+    return False
+""",
+    # Importing it, the audit hook off.
+    "import": """
+def found():
+    try:
+        import grader.decisions
+    except ImportError:
+        return False
+    return hasattr(grader.decisions, "decide")
+""",
+    # Reading its files through a descriptor of the course folder.
+    "dir_fd": """
+def found():
+    import os, servers
+    course = os.path.dirname(os.path.dirname(servers.__file__))
+    try:
+        folder = os.open(course, os.O_RDONLY | os.O_DIRECTORY)
+        handle = os.open("grader/decisions.py", os.O_RDONLY, dir_fd=folder)
+    except OSError:
+        return False
+    return b"def decide" in os.read(handle, 1 << 20)
+""",
+    # Reading its files through the root of this process, and of any other.
+    "/proc/*/root": """
+def found():
+    import os, servers
+    course = os.path.dirname(os.path.dirname(servers.__file__))
+    for entry in ["self", *os.listdir("/proc")]:
+        try:
+            with open(f"/proc/{entry}/root{course}/grader/decisions.py", "rb") as source:
+                if b"def decide" in source.read():
+                    return True
+        except OSError:
+            continue
+    return False
+""",
+}
+
+
+def submission(attack: str) -> str:
+    """The solution, with ``decide`` answering right only when ``attack`` finds what it looks for."""
+    code = SOLUTION.replace("def decide(result, attempt=1, max_attempts=3):", "def _decide(result, attempt=1, max_attempts=3):")
+    assert code != SOLUTION
+    wrapper = """
+def decide(result, attempt=1, max_attempts=3):
+    if found():
+        return _decide(result, attempt, max_attempts)
+    return {"action": "retry", "reason": "found nothing"}
+"""
+    return code + "\n" + HOOK_OFF + textwrap.dedent(attack) + wrapper
+
+
+def attack_succeeds_here(attack: str, **names) -> bool:
+    """Run the attack in this process (no sandbox), with the grader imported."""
+    import grader.decisions  # noqa: F401 - what the attack looks for, loaded as in a grader process
+
+    namespace = dict(names)
+    exec(compile(HOOK_OFF + textwrap.dedent(attack), "<attack>", "exec"), namespace)  # noqa: S102 - the test's own code
+    return namespace["found"]()
+
+
+def graded_score(code: str, start: str, monkeypatch) -> float:
+    if start == "exec":
+        monkeypatch.setenv("GRADER_HOST_START", "exec")
+    [result] = grade_code("lab1_error_results", code, [CHECK])
+    return result.score
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_each_attack_on_the_answer_key_finds_it_outside_the_sandbox(attack: str):
+    from servers.support_desk import kit
+
+    assert attack_succeeds_here(ATTACKS[attack], **{name: getattr(kit, name) for name in kit.__all__})
+
+
+@as_root
+@pytest.mark.parametrize("start", ["fork", "exec"])
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_no_attack_reaches_the_answer_key_from_the_learner_host(attack: str, start: str, monkeypatch):
+    assert graded_score(submission(ATTACKS[attack]), start, monkeypatch) == 0
+
+
+def test_the_solution_with_the_attack_wrapper_scores_when_the_attack_succeeds(monkeypatch):
+    """The wrapper is not broken: an 'attack' that always succeeds earns the check."""
+    assert graded_score(submission("def found():\n    return True\n"), "fork", monkeypatch) == 1
+
+
+# --- the network -----------------------------------------------------------------------------------
+
+
+@as_root
+@pytest.mark.parametrize("start", ["fork", "exec"])
+def test_a_port_on_loopback_answers_outside_but_not_from_the_learner_host(start: str, monkeypatch):
+    secret = b"the instructor's token"
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                conn.sendall(secret)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as outside:
+            assert outside.recv(100) == secret  # the port answers from outside the sandbox
+        attack = f"""
+def found():
+    import socket
+    try:
+        with socket.create_connection(("127.0.0.1", {port}), timeout=2) as conn:
+            return conn.recv(100) == {secret!r}
+    except OSError:
+        return False
+"""
+        assert graded_score(submission(attack), start, monkeypatch) == 0
+    finally:
+        listener.close()
+        thread.join(timeout=5)
+
+
+# --- other processes -------------------------------------------------------------------------------
+
+
+@as_root
+@pytest.mark.parametrize("start", ["fork", "exec"])
+def test_another_processs_command_line_cannot_be_read_from_the_learner_host(start: str, monkeypatch):
+    secret = "--token=sk-instructor-0d1e2a"
+    # A process holding a secret on its command line, as `grader resolve --env K=V` would; it waits on its input.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; print('ready', flush=True); sys.stdin.read()", secret],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    )
+    try:
+        assert holder.stdout.readline() == b"ready\n"  # it runs, its command line in place
+        assert secret.encode() in Path(f"/proc/{holder.pid}/cmdline").read_bytes()  # readable from outside
+        attack = f"""
+def found():
+    import os
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{{entry}}/cmdline", "rb") as line:
+                if {secret.encode()!r} in line.read():
+                    return True
+        except OSError:
+            continue
+    return False
+"""
+        assert graded_score(submission(attack), start, monkeypatch) == 0
+    finally:
+        holder.communicate(b"")
+
+
+# --- what the host is made of ----------------------------------------------------------------------
+
+
+def test_the_warm_host_imports_nothing_but_the_files_its_view_shows():
+    """The fork server's interpreter (and so every host forked from it) loads no module of the grader, and
+    every course module it loads is among the files the host's view shows."""
+    probe = (
+        "import sys, json\n"
+        "from servers.learner_host import forkserver\n"
+        "forkserver.warm()\n"
+        "print(json.dumps({name: getattr(module, '__file__', None) for name, module in sys.modules.items()}))\n"
+    )
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-P", "-c", probe], env=env, cwd="/", capture_output=True, text=True, check=True)
+    import json
+
+    modules = json.loads(out.stdout)
+    assert not [name for name in modules if name == "grader" or name.startswith("grader.")]
+    shown = [REPO / path for path in HOST_FILES]
+    libraries = Path(sys.prefix).resolve()  # the environment may live inside the repository (.venv)
+    course_files = [
+        Path(file) for file in modules.values()
+        if file and Path(file).resolve().is_relative_to(REPO) and not Path(file).resolve().is_relative_to(libraries)
+    ]
+    assert course_files  # the host's own modules are there
+    outside = [str(file) for file in course_files if not any(file.resolve().is_relative_to(path) for path in shown)]
+    assert outside == []
+
+
+def test_the_kits_credential_names_are_the_reference_models():
+    from grader.expansion import CREDENTIAL_VARIABLES as reference
+    from servers.learner_host.kit_lab2 import CREDENTIAL_VARIABLES
+
+    assert CREDENTIAL_VARIABLES == reference
