@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -297,6 +298,68 @@ def sandboxed(command: list[str], *, env=None, cwd: Path | None = None, timeout:
             session.close()
 
 
+class SandboxUnavailable(RuntimeError):
+    """Learner code would run with a protection missing, and the grader was told to require them all."""
+
+
+def refusal(why: list[str]) -> str:
+    return (
+        f"Grading refuses to run learner code without its sandbox ({'; '.join(why)}). Run the grader as root "
+        "on Linux, where it can give each learner host a user of its own, a file-system view of its own, no network "
+        "and no sight of other processes; or leave out --require-sandbox to grade with what this machine allows."
+    )
+
+
+_isolation: dict | None = None
+
+
+def isolation() -> dict:
+    """The protections a learner host gets on this machine: the report of one program started the way hosts start.
+
+    ``{"protections": [...], "missing": [...], "fallbacks": [why, ...]}``; measured once per process.
+    """
+    global _isolation
+    if _isolation is None:
+        with tempfile.TemporaryDirectory(prefix="probe-") as scratch, open(os.devnull, "w") as quiet:
+            probe = Sandbox(Path(scratch), Limits(), quiet, [sys.executable, "-c", "pass"])
+            subprocess.run(
+                [sys.executable, *probe.command()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, timeout=60, check=False,
+            )
+            report = probe.ending()
+        protections = report.get("protections", [])
+        _isolation = {
+            "protections": protections,
+            "missing": [name for name in supervisor.PROTECTIONS if name not in protections],
+            "fallbacks": report.get("fallbacks", []) or ([] if report else ["the sandbox's supervisor did not run"]),
+        }
+    return _isolation
+
+
+def missing_protections() -> list[str]:
+    """Each protection learner code would run without here, in words (empty: fully isolated)."""
+    return [supervisor.PROTECTIONS[name] for name in isolation()["missing"]]
+
+
+def isolation_warning() -> str | None:
+    """What to tell an instructor at the start of a run when learner code will not be fully isolated."""
+    missing = missing_protections()
+    if not missing:
+        return None
+    return (
+        "grader: warning: learner code will run without these protections on this machine: "
+        + "; ".join(missing)
+        + ". Grade as root on Linux for all of them, or pass --require-sandbox to refuse to grade without them."
+    )
+
+
+def require_full_isolation() -> None:
+    """Raise SandboxUnavailable when any protection is missing here."""
+    missing = isolation()["missing"]
+    if missing:
+        raise SandboxUnavailable(refusal([f"missing: {'; '.join(missing_protections())}"]))
+
+
 def _private(path: str, flags: int) -> int:
     return os.open(path, flags, 0o600)
 
@@ -315,9 +378,19 @@ def grade_code(
     output_bytes: int = OUTPUT_BYTES,
     message_bytes: int = MESSAGE_BYTES,
     cell_seconds: float = CELL_SECONDS,
+    require_isolation: bool = False,
 ) -> list[CheckResult]:
-    """Run the named checks of ``lab`` (all of them, in order, by default) on ``code``, under the limits."""
-    limits = Limits(timeout, submission_seconds, cpu_seconds, memory_mb, processes, file_mb, output_bytes, message_bytes, cell_seconds)
+    """Run the named checks of ``lab`` (all of them, in order, by default) on ``code``, under the limits.
+
+    ``require_isolation``: raise ``SandboxUnavailable`` rather than run the learner's code with any
+    protection missing (see ``missing_protections``).
+    """
+    limits = Limits(
+        timeout, submission_seconds, cpu_seconds, memory_mb, processes, file_mb, output_bytes, message_bytes, cell_seconds,
+        require_isolation,
+    )
+    if require_isolation:
+        require_full_isolation()
     registry = lab_checks(lab)
     selected = [registry[name] for name in (names if names is not None else registry.checks)]
     deadline = time.monotonic() + limits.submission_seconds
@@ -350,7 +423,10 @@ def grade_code(
                             host.limit_calls(HUNG_CALL_TIMEOUT_SECONDS)
                     except Exception as exc:  # the host could not start: say why, from its report when it wrote one
                         failed_starts += 1
-                        why = start_message(hosts.ending(), limits)
+                        ending = hosts.ending()
+                        if limits.require_isolation and ending.get("fallbacks") and not ending.get("protections"):
+                            raise SandboxUnavailable(refusal(ending["fallbacks"])) from None
+                        why = start_message(ending, limits)
                         message = why or f"The lab server did not start ({exc})."
                         if why or failed_starts >= 2:
                             not_started = message  # the answer cells will fail the same way for every check

@@ -309,10 +309,10 @@ DEVICES = ("null", "zero", "full", "random", "urandom")
 
 # Each protection the sandbox gives, by the name the report and the grader use.
 PROTECTIONS = {
-    "user": "runs as an unprivileged user of its own",
-    "files": "sees only its interpreter, libraries and the files it needs (a file-system view of its own)",
-    "network": "has no network (a network namespace of its own)",
-    "processes": "cannot see other users' processes (/proc mounted with hidepid)",
+    "user": "an unprivileged user of its own",
+    "files": "a file-system view of its own (only its interpreter, libraries and the files it needs)",
+    "network": "network isolation (a network namespace of its own)",
+    "processes": "process isolation (other users' processes hidden: /proc mounted with hidepid)",
 }
 
 
@@ -497,7 +497,8 @@ class Supervisor:
         ways = self.attempts()
         if not ways:
             missing = "a sandbox user (the grader must run as root)" if self.options.user is None else "a file-system view (--view)"
-            raise OSError(f"full isolation needs {missing}")
+            self.detail["fallbacks"] = [f"full isolation needs {missing}"]
+            raise OSError(self.detail["fallbacks"][0])
         for number, way in enumerate(ways, start=1):
             try:
                 self.spawn(way.get("user"), way.get("closed", False), way.get("hidden", []), way.get("confined", False), way.get("view", False))

@@ -285,3 +285,28 @@ def test_the_kits_credential_names_are_the_reference_models():
     from servers.learner_host.kit_lab2 import CREDENTIAL_VARIABLES
 
     assert CREDENTIAL_VARIABLES == reference
+
+
+# --- failing closed ----------------------------------------------------------------------------------
+
+
+@as_root
+def test_on_this_machine_as_root_every_protection_is_in_place():
+    from grader import grading
+
+    assert grading.isolation()["missing"] == [] and grading.isolation_warning() is None
+
+
+def test_with_a_protection_missing_grading_that_requires_them_refuses_and_says_what_is_missing(monkeypatch):
+    from grader import grading
+
+    monkeypatch.setattr(grading, "_isolation", {"protections": ["user"], "missing": ["files", "network", "processes"], "fallbacks": []})
+    with pytest.raises(grading.SandboxUnavailable) as refused:
+        grading.grade_code("lab1_error_results", SOLUTION, [CHECK], require_isolation=True)
+    message = str(refused.value)
+    assert "network isolation" in message and "file-system view" in message and "--require-sandbox" in message
+    warning = grading.isolation_warning()
+    assert warning and "network isolation" in warning and "user of its own" not in warning
+    # Not required: it grades with what the machine allows.
+    [result] = grading.grade_code("lab1_error_results", SOLUTION, [CHECK])
+    assert result.passed

@@ -29,7 +29,10 @@ LIMITS = {"cpu-seconds": 5, "memory-mb": 512, "processes": 32, "file-mb": 4, "ou
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox user and hidden folders need root")
 
 
-def command(tmp_path: Path, code: str, *, hide: tuple[Path, ...] = (), sandbox_user: bool = True, **limits: int) -> list[str]:
+def command(
+    tmp_path: Path, code: str, *, hide: tuple[Path, ...] = (), sandbox_user: bool = True, view: Path | None = None,
+    show: tuple[Path, ...] = (), require: bool = False, **limits: int,
+) -> list[str]:
     work = tmp_path / "work"
     work.mkdir(parents=True, exist_ok=True)
     user = supervisor.sandbox_user() if sandbox_user else None
@@ -42,6 +45,12 @@ def command(tmp_path: Path, code: str, *, hide: tuple[Path, ...] = (), sandbox_u
         args += [f"--{name}", str(value)]
     for folder in hide:
         args += ["--hide", str(folder)]
+    if view is not None:
+        args += ["--view", str(view)]
+    for path in show:
+        args += ["--show", str(path)]
+    if require:
+        args.append("--require-isolation")
     return [*args, "--", sys.executable, "-c", code]
 
 
@@ -385,3 +394,77 @@ def test_a_process_forked_from_the_grader_gets_a_fork_server_of_its_own(tmp_path
     assert os.waitstatus_to_exitcode(status) == 0
     done, _ = supervise(tmp_path / "parent", "print('parent')", forkserver.shared())
     assert forkserver.shared() is parents and done.stdout == b"parent\n"
+
+
+# --- the host's own view of the files, no network, no other processes --------------------------
+
+
+@as_root
+def test_as_root_the_host_sees_only_the_system_its_interpreter_and_what_it_is_shown(tmp_path: Path, start) -> None:
+    (tmp_path / "view").mkdir()
+    shown = tmp_path / "shown.txt"
+    shown.write_text("for the host")
+    shown.chmod(0o644)
+    secret = tmp_path / "beside.txt"  # in the same folder, not shown
+    secret.write_text("not for the host")
+    secret.chmod(0o644)
+    code = (
+        "import json, os, sys\n"
+        "def reads(path):\n"
+        "    try:\n        return open(path).read()\n"
+        "    except OSError as exc:\n        return type(exc).__name__\n"
+        "open('mine.txt', 'w').write('written')\n"
+        "print(json.dumps({'root': sorted(os.listdir('/')), 'shown': reads(%r), 'beside': reads(%r),\n"
+        "  'home': os.path.exists('/home'), 'etc': sorted(os.listdir('/etc')), 'mine': reads('mine.txt'),\n"
+        "  'procs': sorted(e for e in os.listdir('/proc') if e.isdigit()) == sorted([str(os.getpid())]) or os.listdir('/proc')}))"
+    ) % (str(shown), str(secret))
+    done, report = supervise(tmp_path, code, start, view=tmp_path / "view", show=(shown,))
+    seen = json.loads(done.stdout)
+    assert seen["shown"] == "for the host" and seen["beside"] == "FileNotFoundError"
+    assert seen["mine"] == "written"  # its own folder stays writable
+    assert not seen["home"] and not {"home", "srv", "var", "run", "mnt"} & set(seen["root"])
+    assert set(seen["etc"]) <= set(supervisor.ETC_FILES)
+    assert seen["procs"] is True  # its own process is all /proc shows
+    assert report["protections"] == ["user", "files", "network", "processes"] and report["missing"] == []
+
+
+@as_root
+def test_as_root_the_host_has_no_network(tmp_path: Path, start) -> None:
+    (tmp_path / "view").mkdir()
+    listener = socket.create_server(("127.0.0.1", 0))
+    try:
+        code = (
+            "import socket\n"
+            "try:\n    socket.create_connection(('127.0.0.1', %d), timeout=5); print('connected')\n"
+            "except OSError as exc:\n    print(type(exc).__name__, exc.errno)"
+        ) % listener.getsockname()[1]
+        done, _ = supervise(tmp_path, code, start, view=tmp_path / "view")
+    finally:
+        listener.close()
+    assert b"connected" not in done.stdout and b"OSError" in done.stdout
+
+
+@as_root
+def test_with_isolation_required_a_host_that_cannot_have_its_view_does_not_run(tmp_path: Path, start) -> None:
+    marker = tmp_path / "work" / "ran"
+    code = f"open({str(marker)!r}, 'w')"
+    _, report = supervise(tmp_path, code, start, view=tmp_path / "no-such-folder", require=True)
+    assert not marker.exists()
+    assert report["fallbacks"] and "protections" not in report
+
+
+@as_root
+def test_without_isolation_required_the_fallback_says_which_protections_are_missing(tmp_path: Path, start) -> None:
+    marker = tmp_path / "work" / "ran"
+    code = f"open({str(marker)!r}, 'w')"
+    _, report = supervise(tmp_path, code, start, view=tmp_path / "no-such-folder")
+    assert marker.exists()
+    assert report["fallbacks"] and report["protections"] == ["user"]
+    assert set(report["missing"]) == {"files", "network", "processes"}
+
+
+def test_without_a_sandbox_user_isolation_required_refuses_to_start_the_host(tmp_path: Path, start) -> None:
+    marker = tmp_path / "work" / "ran"
+    _, report = supervise(tmp_path, f"open({str(marker)!r}, 'w')", start, sandbox_user=False, require=True)
+    assert not marker.exists()
+    assert "sandbox user" in " ".join(report["fallbacks"])
