@@ -21,6 +21,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from grader import labstate
 from grader.checking import TIMED_OUT, CheckResult, run_check
 from grader.labs import lab_checks
 from servers.learner_host import forkserver, supervisor
@@ -267,6 +268,12 @@ class Hosts(Sandbox):
         host += ["--cell-seconds", str(limits.cell_seconds)]
         super().__init__(scratch, limits, errlog, host, env={"LAB_STATE_DIR": str(self.state_dir)})
         self.shown.append(self.code_file)  # the one file of the submission the host reads
+        # Opened before any learner code runs: the checks reach the state folder through this descriptor,
+        # never through its path, which the learner's code could turn into a link (grader.labstate).
+        self.state_fd = labstate.open_folder(self.state_dir)
+
+    def close(self) -> None:
+        os.close(self.state_fd)
         self.give(self.state_dir)
         self.give(self.code_file)
         self.state_dir.chmod(0o700)
@@ -276,6 +283,7 @@ class Hosts(Sandbox):
         session = super().start()
         # Checks that verify state from outside the protocol read and steer it through this folder.
         session.state_dir = self.state_dir
+        session.state_fd = self.state_fd
         return session
 
 
@@ -444,4 +452,5 @@ def grade_code(
         finally:
             if host is not None:
                 host.close()
+            hosts.close()
     return results
