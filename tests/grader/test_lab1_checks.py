@@ -52,6 +52,8 @@ def test_the_solution_passes_every_check() -> None:
 
 # --- one realistic wrong answer (or more) per check -------------------------------------------
 
+DECIDE_CHECKS_BUT_SUCCESS = {name for name in ALL_CHECKS if name.startswith("decide_")} - {"decide_success_and_empty"}
+
 # (id, edits, the exact set of checks that must fail). Most mistakes fail only the check they
 # stand for; where one legitimately breaks another check too (the desk's handlers use the
 # builders, recover() uses decide()), the set names both.
@@ -126,7 +128,8 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
                 """def get_order(desk, order_id):\n""",
             ),
         ),
-        {"desk_not_found"},
+        # A guest now reads the order (desk_permission) or is told it does not exist (desk_not_found).
+        {"desk_not_found", "desk_permission"},
     ),
     (
         "unknown_order_is_a_validation_error",
@@ -176,7 +179,8 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     (
         "refund_not_recorded",
         (("""    desk.refunded_usd[order_id] = desk.refunded_usd.get(order_id, 0.0) + amount_usd\n""", ""),),
-        {"desk_transient", "desk_business_limit"},
+        # Every check that reads an order back after a refund sees the refund missing.
+        {"desk_transient", "desk_business_limit", "desk_success"},
     ),
     (
         "refund_recorded_before_the_gateway_answers",
@@ -210,7 +214,8 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     (
         "retry_cap_hardcoded_to_three",
         (("""if sc.get("isRetryable") is True and attempt < max_attempts:""", """if sc.get("isRetryable") is True and attempt < 3:"""),),
-        {"decide_transient_retry_cap"},
+        # recover() uses decide(), so its cap is three whatever max_attempts says.
+        {"decide_transient_retry_cap", "recover_backoff", "recover_cap_and_failover", "recover_envelope"},
     ),
     (
         "retry_cap_off_by_one",
@@ -295,7 +300,8 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     (
         "business_error_tried_on_the_next_endpoint",
         (("""\n                return escalate(item, last)\n""", """\n                break\n"""),),
-        {"recover_no_retry_business"},
+        # The same break sends a validation error to the next endpoint too.
+        {"recover_no_retry_business", "recover_no_replay_validation"},
     ),
     (
         "customer_message_not_passed_up",
@@ -310,7 +316,8 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     (
         "endpoints_tried_with_duplicates",
         (("""            if endpoint not in tried:\n                tried.append(endpoint)\n""", """            tried.append(endpoint)\n"""),),
-        {"recover_envelope"},
+        # A complete run of several items says what it tried too.
+        {"recover_envelope", "recover_backoff"},
     ),
     (
         "zero_refund_accepted",
@@ -360,6 +367,110 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
         ),
         {"recover_envelope", "recover_backoff"},
     ),
+    # Mistakes a check on the one case it shows would miss: each is caught on generated cases of the same kind.
+    (
+        "business_code_fixed_to_the_seed_example",
+        (("""return error_result("business", message, code, False,""", """return error_result("business", message, "REFUND_LIMIT_EXCEEDED", False,"""),),
+        {"results_business"},
+    ),
+    (
+        "empty_result_key_fixed_to_orders",
+        (("""structuredContent": {key: []}}""", """structuredContent": {"orders": []}}"""),),
+        {"results_empty"},
+    ),
+    (
+        "permission_role_fixed_to_agent",
+        (("""return error_result("permission", message, code, False, missingScope=missing_scope, role=role)""", """return error_result("permission", message, code, False, missingScope=missing_scope, role="agent")"""),),
+        {"results_permission", "desk_permission"},
+    ),
+    (
+        "validates_before_the_permission_check",
+        (
+            (
+                """    if not desk.caller.can("refunds:write"):\n        return permission_error(f"Role {desk.caller.role} may not refund: it lacks refunds:write. Escalate.", "refunds:write", desk.caller.role)\n""",
+                "",
+            ),
+            (
+                """        return validation_error(f"The refund amount must be positive; got {amount_usd}.", "amount_usd", "must be greater than 0")\n""",
+                """        return validation_error(f"The refund amount must be positive; got {amount_usd}.", "amount_usd", "must be greater than 0")\n"""
+                """    if not desk.caller.can("refunds:write"):\n        return permission_error(f"Role {desk.caller.role} may not refund: it lacks refunds:write.", "refunds:write", desk.caller.role)\n""",
+            ),
+        ),
+        {"desk_permission"},
+    ),
+    (
+        "search_misses_the_permission_check",
+        (
+            (
+                """def search_orders(desk, customer_email, status=None):\n    if not desk.caller.can("orders:read"):\n        return permission_error(f"Role {desk.caller.role} may not read orders: it lacks orders:read.", "orders:read", desk.caller.role)\n""",
+                """def search_orders(desk, customer_email, status=None):\n""",
+            ),
+        ),
+        {"desk_permission"},
+    ),
+    (
+        "refund_of_an_unknown_order_not_found_only_by_get_order",
+        (("""    if order is None:\n        return not_found_error(f"There is no order {order_id}; nothing was refunded.", "ORDER_NOT_FOUND")\n""", ""),),
+        {"desk_not_found"},
+    ),
+    (
+        "order_id_checked_by_its_prefix",
+        (
+            (
+                """    if not ORDER_ID.match(order_id):\n        return validation_error(f"{order_id!r} is not an order id; they look like ORD-1234.", "order_id", "must match ORD-NNNN")\n    order = next(""",
+                """    if not order_id.startswith("ORD-"):\n        return validation_error(f"{order_id!r} is not an order id; they look like ORD-1234.", "order_id", "must match ORD-NNNN")\n    order = next(""",
+            ),
+        ),
+        {"desk_validation"},
+    ),
+    (
+        "search_without_its_count",
+        (("""{"orders": found, "count": len(found)}""", """{"orders": found}"""),),
+        {"desk_success"},
+    ),
+    (
+        "decide_reads_the_text",
+        (
+            (
+                """    sc = result.get("structuredContent") or {}\n    category = sc.get("errorCategory")\n""",
+                """    sc = result.get("structuredContent") or {}\n    text = " ".join(b.get("text", "") for b in result.get("content") or []).lower()\n"""
+                """    category = next((name for name, words in (("not_found", ("no order", "not found")), ("transient", ("timed out", "retry")),\n"""
+                """        ("validation", ("must", "invalid")), ("permission", ("lacks", "permission")), ("business", ("exceeds", "policy", "closed")))\n"""
+                """        if any(word in text for word in words)), None)\n""",
+            ),
+        ),
+        DECIDE_CHECKS_BUT_SUCCESS,
+    ),
+    (
+        "retryable_string_taken_as_true",
+        (("""if sc.get("isRetryable") is True and attempt < max_attempts:""", """if sc.get("isRetryable") and attempt < max_attempts:"""),),
+        {"decide_transient_not_retryable"},
+    ),
+    (
+        "non_error_with_a_category_judged_by_it",
+        (("""    if result.get("isError") is not True:\n""", """    if result.get("isError") is not True and "errorCategory" not in (result.get("structuredContent") or {}):\n"""),),
+        {"decide_success_and_empty"},
+    ),
+    (
+        "recover_leaves_the_cap_to_the_default_of_decide",
+        (("""action = decide(last, attempt, max_attempts)["action"]""", """action = decide(last, attempt)["action"]"""),),
+        {"recover_backoff", "recover_cap_and_failover", "recover_envelope"},
+    ),
+    (
+        "recover_fails_over_on_every_error",
+        (("""                if (last.get("structuredContent") or {}).get("errorCategory") == "transient":\n                    break\n                return escalate(item, last)\n""", """                break\n"""),),
+        {"recover_no_replay_validation", "recover_no_retry_business"},
+    ),
+    (
+        "retry_count_restarts_for_each_item",
+        (("""    for item in items:\n        last = None\n""", """    for item in items:\n        last = None\n        retries = 0\n"""),),
+        {"recover_backoff", "recover_envelope"},
+    ),
+    (
+        "backoff_counts_the_retries_of_the_whole_run",
+        (("""sleep(backoff_delay(attempt))""", """sleep(backoff_delay(retries + 1))"""),),
+        {"recover_backoff"},
+    ),
 ]
 
 
@@ -376,8 +487,9 @@ def test_every_check_has_a_catalogued_mistake_that_fails_it_alone_or_with_named_
     alone = {next(iter(expected)) for _, _, expected in MISTAKES if len(expected) == 1}
     assert covered == ALL_CHECKS
     assert len(EDITS) == len(MISTAKES)
-    # Every check but the two builders whose fields the desk's checks also read has a mistake of its own.
-    assert ALL_CHECKS - alone == {"results_empty", "results_permission"}
+    # Every check has a mistake of its own but two: the desk's permission errors are built with
+    # permission_error, and recover() decides with decide(), so their mistakes show in both places.
+    assert ALL_CHECKS - alone == {"results_permission", "decide_transient_retry_cap"}
 
 
 def test_a_failure_message_says_what_was_expected_and_what_came_back() -> None:
@@ -386,7 +498,7 @@ def test_a_failure_message_says_what_was_expected_and_what_came_back() -> None:
     message = results["results_transient"].message
     assert "isRetryable true" in message
     assert "False" in message
-    assert results["desk_transient"].message.startswith("refund_order while the payment gateway is down")
+    assert results["desk_transient"].message.startswith("refund_order of $100 on ORD-1004 while the payment gateway is down")
 
 
 # --- the blank template and code that does not run ----------------------------------------------
@@ -462,8 +574,8 @@ def test_a_function_that_raises_fails_naming_the_function_and_the_exception() ->
 
     results = grade(code)
 
-    # Only a search that gets past validation reaches the broken line.
-    assert failed(results) == {"desk_empty_search"}
+    # Only a search that gets past validation reaches the broken line: the searches of desk_empty_search and desk_success.
+    assert failed(results) == {"desk_empty_search", "desk_success"}
     message = results["desk_empty_search"].message
     assert message == f"search_orders raised KeyError: 'email' (line {line} of answer cell {cell})"
     assert_sentence_in_words(message)
