@@ -1,9 +1,15 @@
-"""Lab 2's hidden checks: the learner's expander and resolver against the reference, and the
+"""Lab 2's checks: the learner's expander and resolver against the reference, and the
 configuration they authored for the scenario.
 
-The expander and the resolver are compared with ``grader.expansion`` and
-``grader.scopes`` on named cases from the seed, then on generated cases (hypothesis,
-deterministic); a disagreement is shrunk to the smallest case, which the feedback shows.
+The expander and the resolver are compared with ``grader.expansion`` and ``grader.scopes`` on
+named cases from Claude Code's MCP reference, then on generated cases (hypothesis,
+deterministic, ``grader.labs.cases``); a disagreement is shrunk to the smallest case, which the
+feedback shows. The generated values mix several references in one value, defaults holding
+``:``, ``:-``, ``$`` or the start of another reference, names that only look like
+references (``$VAR``, ``${VAR-d}``, ``${1X:-d}``), values that themselves hold references,
+and credential variables beside names that merely look like credentials; the generated
+configurations put references in every field (``command``, ``args``, ``env``, ``url``,
+``headers``) of every scope.
 """
 
 from __future__ import annotations
@@ -11,34 +17,23 @@ from __future__ import annotations
 import re
 import sys
 import tempfile
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, find, settings, strategies as st
-from hypothesis.errors import NoSuchExample
+from hypothesis import strategies as st
 
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from grader.checking import CheckFailed, CheckRegistry, expect, structured
-from grader.expansion import expand_text, references
+from grader.expansion import expand_text
+from grader.labs.cases import smallest_disagreement
 from grader.scopes import LOCAL, PROJECT, USER, resolve_sources
 from servers.learner_host.kit_lab2 import SCENARIO
 
 LAB = "lab2_scopes_expansion"
 checks = CheckRegistry(LAB)
 REPO = Path(__file__).resolve().parents[2]
-
-SEARCH = settings(
-    derandomize=True,
-    database=None,
-    max_examples=150,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    phases=[Phase.generate, Phase.shrink],
-)
-
 
 # --- calling the learner ------------------------------------------------------------------
 
@@ -58,36 +53,6 @@ def reference_resolve(user: dict, local: dict, project: dict, env: dict[str, str
 
 def host_gone(exc: MCPError) -> bool:
     return exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
-
-
-@cache
-def generated(strategy) -> list:
-    """The cases the search below tries, in its order (the same every run: derandomized, so computed once per process)."""
-    cases: list = []
-
-    def record(case) -> bool:
-        cases.append(case)
-        return False
-
-    try:
-        find(strategy, record, settings=SEARCH)
-    except NoSuchExample:
-        pass
-    return cases
-
-
-def smallest_disagreement(strategy, disagrees, agree_all=None):
-    """The smallest generated case on which ``disagrees`` holds, or None.
-
-    ``agree_all(cases)``, when given, judges every generated case in one round trip first; only
-    when some case disagrees does the search run case by case to shrink it.
-    """
-    if agree_all is not None and agree_all(generated(strategy)):
-        return None
-    try:
-        return find(strategy, disagrees, settings=SEARCH)
-    except NoSuchExample:
-        return None
 
 
 # --- part A: expansion ---------------------------------------------------------------------
@@ -128,16 +93,25 @@ def expand_credentials_blank(host) -> None:
     expect_expansion(host, "${ANTHROPIC_BASE_URL}/mcp", {"ANTHROPIC_BASE_URL": "https://proxy.internal"}, True, "A provider base URL still expands")
     expect_expansion(host, "Bearer ${API_KEY}", {"API_KEY": "k-123"}, True, "A variable outside the set expands as written")
     expect_expansion(host, "${ANTHROPIC_API_KEY}", {"ANTHROPIC_API_KEY": "sk-ant"}, False, "Outside a remote url/headers credentials expand")
+    expect_expansion(host, "${AWS_SECRET_ACCESS_KEY:-none}", {"AWS_SECRET_ACCESS_KEY": "aws-s3cr3t"}, True, "Every credential variable reads as empty, not only Anthropic's")
+    expect_expansion(host, "token ${GITHUB_TOKEN}", {"GITHUB_TOKEN": "gh-t"}, True, "A name that only looks like a credential expands as written")
 
 
-VARS = ["A", "B", "EMPTY", "ANTHROPIC_API_KEY", "NPM_TOKEN"]
+# Plain names, credential variables, and names that only look like credentials (they expand as usual).
+VARS = ["A", "B", "_x1", "ANTHROPIC_API_KEY", "NPM_TOKEN", "AWS_SECRET_ACCESS_KEY", "HTTPS_PROXY", "API_KEY", "GITHUB_TOKEN", "ANTHROPIC_BASE_URL"]
+# A default runs up to the first "}": it may hold ":", ":-", "$", "{" or the start of another reference.
+DEFAULTS = ["", "d", "https://e:8080", "x:-y", "-", "$B", "${B", "a b"]
 FRAGMENTS = st.one_of(
-    st.sampled_from(["x", "/", "https://h", "-", " ", "Bearer "]),
+    st.sampled_from(["x", "/", "https://h", "-", " ", "Bearer ", "}", "$", "${"]),
     st.builds(lambda v: "${%s}" % v, st.sampled_from(VARS)),
-    st.builds(lambda v, d: "${%s:-%s}" % (v, d), st.sampled_from(VARS), st.sampled_from(["", "d", "https://e"])),
+    st.builds(lambda v, d: "${%s:-%s}" % (v, d), st.sampled_from(VARS), st.sampled_from(DEFAULTS)),
+    # Not references: a bare $NAME, the shell's ${NAME-d}, a name that starts with a digit.
+    st.builds(lambda v: "$%s" % v, st.sampled_from(["A", "B"])),
+    st.sampled_from(["${A-d}", "${1X:-d}", "${A:d}"]),
 )
 TEXTS = st.lists(FRAGMENTS, max_size=4).map("".join)
-ENVS = st.dictionaries(st.sampled_from(VARS), st.sampled_from(["", "v", "w/x"]), max_size=4)
+# Values are used as they are: one that holds a reference, a "$" or a backslash is not expanded again.
+ENVS = st.dictionaries(st.sampled_from(VARS), st.sampled_from(["", "v", "w/x", "${B}", "$A", "C:\\tmp\\1", "x}"]), max_size=4)
 EXPANSION_CASES = st.tuples(TEXTS, ENVS, st.booleans())
 
 
@@ -194,6 +168,11 @@ def resolve_precedence(host) -> None:
     expect_resolution(host, {"db": a}, {"db": c}, {"db": b}, {}, "The local definition wins over project and user")
     expect_resolution(host, {"db": a}, {}, {"db": b}, {}, "The project definition wins over user")
     expect_resolution(host, {"db": a, "notes": {"command": "notes"}}, {}, {"db": b}, {}, "Servers with other names are all kept")
+    # The same rule for every name, whichever scopes hold it.
+    user = {"github": a, "notes": a, "tracker": a}
+    local = {"notes": c, "tracker": c}
+    project = {"github": b, "tracker": b, "search": b}
+    expect_resolution(host, user, local, project, {}, "Each name is decided on its own: local, else project, else user")
 
 
 @checks.check("resolve_no_field_merge", points=2, title="the winning entry is used whole; fields are never merged", mistake="merges fields across scopes")
@@ -214,23 +193,60 @@ def resolve_types_and_skips(host) -> None:
         "no-type": {"url": "https://b.example.com/mcp"},
         "sdk": {"type": "sdk"},
         "placeholder": {"type": "http", "url": ""},
+        "expands-to-nothing": {"type": "sse", "url": "${EVENTS_URL:-}"},
     }
-    expect_resolution(host, {}, {}, project, {}, "Missing type means stdio; streamable-http means http; url without type and type sdk are skipped; an empty url is not configured")
+    expect_resolution(
+        host,
+        {},
+        {},
+        project,
+        {},
+        "Missing type means stdio; streamable-http means http; url without type and type sdk are skipped; "
+        "a url written as the empty string is not configured (one that only expands to nothing is kept as it is)",
+    )
 
 
 @checks.check("resolve_expands_fields", points=2, title="the winner's command, args, env, url and headers are expanded", mistake="mis-expands ${VAR}")
 def resolve_expands_fields(host) -> None:
+    # A reference in every field Claude Code expands, of a stdio, an http and an sse server, in every scope.
     project = {
-        "postgres-readonly": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-postgres", "${DATABASE_URL_RO}"], "env": {"PGSSLMODE": "${SSL:-require}", "KEY": "${ANTHROPIC_API_KEY}"}},
+        "postgres-readonly": {
+            "type": "stdio",
+            "command": "${PG_COMMAND:-npx}",
+            "args": ["-y", "${PG_PACKAGE}@latest", "${DATABASE_URL_RO}"],
+            "env": {"PGSSLMODE": "${SSL:-require}", "KEY": "${ANTHROPIC_API_KEY}"},
+        },
         "github": {"type": "http", "url": "${GH_URL:-https://api.githubcopilot.com}/mcp", "headers": {"Authorization": "Bearer ${GITHUB_PERSONAL_ACCESS_TOKEN}", "X-Leak": "${ANTHROPIC_API_KEY}"}},
     }
-    env = {"DATABASE_URL_RO": "postgres://ro@db/orders", "GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_x", "ANTHROPIC_API_KEY": "sk-ant"}
-    expect_resolution(host, {}, {}, project, env, "References expand in every field; credentials read as empty only toward the remote server")
+    user = {"events": {"type": "sse", "url": "https://events.example.com/${TENANT}/sse?token=${NPM_TOKEN}", "headers": {"X-Team": "${TEAM:-core}"}}}
+    local = {"notes": {"command": "${PYTHON}", "args": ["-m", "${NOTES_MODULE:-servers.notes}"], "env": {"NOTES_TOKEN": "${NPM_TOKEN}"}}}
+    env = {
+        "PG_PACKAGE": "@modelcontextprotocol/server-postgres",
+        "DATABASE_URL_RO": "postgres://ro@db/orders",
+        "GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_x",
+        "ANTHROPIC_API_KEY": "sk-ant",
+        "TENANT": "acme",
+        "NPM_TOKEN": "npm_x",
+        "PYTHON": "python3",
+    }
+    want = reference_resolve(user, local, project, env)
+    got = learner_resolve(host, user, local, project, env)
+    for name, server in want.items():
+        mine = got.get(name)
+        expect(isinstance(mine, dict), f"The {server['scope']} server {name!r} is missing from your servers ({sorted(got)}).")
+        for field, value in server.items():
+            toward = "toward a remote server, where credential variables read as empty" if server["type"] != "stdio" and field in ("url", "headers") else "where every variable expands"
+            expect(
+                mine.get(field) == value,
+                f"With env={env!r}, the {field} of the {server['type']} server {name!r} ({server['scope']} scope) must be {value!r}, "
+                f"{toward}; yours is {mine.get(field)!r}.",
+            )
+    expect(sorted(got) == sorted(want), f"The servers must be {sorted(want)}; yours are {sorted(got)}.")
 
 
-NAMES = st.sampled_from(["github", "db", "notes"])
-RVARS = ["CMD", "BASE", "TOKEN", "PART", "ANTHROPIC_AUTH_TOKEN"]
-VALUES = st.sampled_from(["x", "${TOKEN}", "${PART:-p}", "${ANTHROPIC_AUTH_TOKEN}", "Bearer ${TOKEN:-none}"])
+NAMES = st.sampled_from(["github", "db", "notes", "my-server"])
+RVARS = ["CMD", "BASE", "TOKEN", "PART", "URLV", "ANTHROPIC_AUTH_TOKEN", "NPM_TOKEN"]
+VALUES = st.sampled_from(["x", "${TOKEN}", "${PART:-p}", "${ANTHROPIC_AUTH_TOKEN}", "Bearer ${TOKEN:-none}", "${NPM_TOKEN:-n}/${PART}"])
 STDIO = st.fixed_dictionaries(
     {"command": st.sampled_from(["npx", "${CMD:-npx}", "python"])},
     optional={
@@ -242,13 +258,16 @@ STDIO = st.fixed_dictionaries(
 REMOTE = st.fixed_dictionaries(
     {
         "type": st.sampled_from(["http", "sse", "streamable-http"]),
-        "url": st.sampled_from(["https://a.example/mcp", "${BASE:-https://b.example}/mcp", "", "https://c.example/${PART}"]),
+        # An empty url is "not configured"; one that only expands to nothing is not.
+        "url": st.sampled_from(
+            ["https://a.example/mcp", "${BASE:-https://b.example}/mcp", "", "https://c.example/${PART}", "${URLV}", "https://d.example/mcp?key=${NPM_TOKEN}"]
+        ),
     },
     optional={"headers": st.dictionaries(st.sampled_from(["Authorization", "X-Key"]), VALUES, max_size=2)},
 )
 ODD = st.sampled_from([{"url": "https://d.example/mcp"}, {"type": "sdk"}])
 SCOPE = st.dictionaries(NAMES, st.one_of(STDIO, REMOTE, ODD), max_size=3)
-RENV = st.dictionaries(st.sampled_from(RVARS), st.sampled_from(["", "v", "https://z.example"]), max_size=3)
+RENV = st.dictionaries(st.sampled_from(RVARS), st.sampled_from(["", "v", "https://z.example", "${PART}"]), max_size=4)
 RESOLUTION_CASES = st.tuples(SCOPE, SCOPE, SCOPE, RENV)
 
 

@@ -13,8 +13,11 @@ solution's; for every other mistake its verdict is the solution's, which is test
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import subprocess
+import sys
 from functools import partial
 from pathlib import Path
 
@@ -145,8 +148,7 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     (
         "blanked_credential_keeps_its_default",
         (("""            return ""\n        if name in env:""", """            return default or ""\n        if name in env:"""),),
-        # The generated configurations reference credentials without a default only.
-        {"expand_credentials_blank", "expand_matches_reference"},
+        {"expand_credentials_blank", "expand_matches_reference", "resolve_matches_reference"},
     ),
     (
         "regex_without_the_default_form",
@@ -159,6 +161,7 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
             "expand_empty_is_set",
             "expand_credentials_blank",
             "expand_matches_reference",
+            "resolve_types_and_skips",
             "resolve_expands_fields",
             "resolve_matches_reference",
         },
@@ -166,13 +169,13 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     (
         "only_the_first_reference_expands",
         (("""return REFERENCE.sub(replace, text)""", """return REFERENCE.sub(replace, text, count=1)"""),),
-        {"expand_basic", "expand_matches_reference"},
+        {"expand_basic", "expand_matches_reference", "resolve_expands_fields", "resolve_matches_reference"},
     ),
     (
         "default_runs_to_the_last_brace",
         ((r"""(?::-([^}]*))?\}""", r"""(?::-(.*))?\}"""),),
-        # No named case has two references with a default in one value; only the search finds it.
-        {"expand_matches_reference"},
+        # No named case has two references with a default in one value; only the searches find it.
+        {"expand_matches_reference", "resolve_matches_reference"},
     ),
     # part B: resolve_servers
     (
@@ -249,6 +252,48 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     (
         "empty_url_without_its_status",
         (("""                if entry["url"] == "":\n                    server["status"] = "not_configured"\n""", ""),),
+        {"resolve_types_and_skips", "resolve_matches_reference"},
+    ),
+    # Mistakes the named cases alone would miss: each is caught on generated values or configurations.
+    (
+        "credentials_hard_coded_to_three_names",
+        (("""if remote_field and name in CREDENTIAL_VARIABLES:""", """if remote_field and name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "NPM_TOKEN"):"""),),
+        {"expand_credentials_blank", "expand_matches_reference"},
+    ),
+    (
+        "values_expanded_again",
+        (
+            (
+                """    return REFERENCE.sub(replace, text)""",
+                """    expanded = REFERENCE.sub(replace, text)\n    while expanded != text:\n        text, expanded = expanded, REFERENCE.sub(replace, expanded)\n    return expanded""",
+            ),
+        ),
+        {"expand_matches_reference", "resolve_matches_reference"},
+    ),
+    (
+        "bare_dollar_variable_expanded",
+        (
+            (
+                """    return REFERENCE.sub(replace, text)""",
+                """    text = REFERENCE.sub(replace, text)\n    return re.sub(r"\\$([A-Za-z_][A-Za-z0-9_]*)", lambda m: env.get(m.group(1), m.group(0)), text)""",
+            ),
+        ),
+        # The generated configurations hold no bare $NAME: only the expander's search finds it.
+        {"expand_matches_reference"},
+    ),
+    (
+        "command_not_expanded",
+        (("""for key in ("command", "args", "env", "url", "headers"):""", """for key in ("args", "env", "url", "headers"):"""),),
+        {"resolve_expands_fields", "resolve_matches_reference"},
+    ),
+    (
+        "url_expanded_as_a_local_field",
+        (("""        blank = remote and key in ("url", "headers")""", """        blank = remote and key == "headers\""""),),
+        {"resolve_expands_fields", "resolve_matches_reference"},
+    ),
+    (
+        "not_configured_judged_after_expansion",
+        (("""                if entry["url"] == "":""", """                if expanded["url"] == "":"""),),
         {"resolve_types_and_skips", "resolve_matches_reference"},
     ),
     # part C: the authored configuration
@@ -332,142 +377,117 @@ SDK_LINE = line_of(mutate(SOLUTION, *EDITS["sdk_entry_not_skipped"]), REMOTE_SER
 E = "Smallest case where your expand_value differs: "
 R = "Smallest configuration where your resolve_servers differs: "
 MESSAGES: dict[str, dict[str, str]] = {
-    "default_applied_to_empty_string": {
-        "expand_matches_reference": E + "text='${A}', env={'A': ''}, remote_field=False: expected '', yours '${A}'.",
-        "resolve_matches_reference": R
-        + "user={}, local={}, project={'github': {'type': 'http', 'url': '${BASE:-https://b.example}/mcp'}}, "
-        "env={'CMD': '', 'BASE': ''}: expected {'github': {'scope': 'project', 'type': 'http', 'url': '/mcp', 'headers': {}}}, "
-        "yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://b.example/mcp', 'headers': {}}}.",
+    'default_applied_to_empty_string': {
+        'expand_matches_reference': E + "text='${A}', env={'A': ''}, remote_field=False: expected '', yours '${A}'.",
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'command': '${CMD:-npx}'}}, env={'CMD': ''}: expected {'github': {'scope': 'project', 'type': 'stdio', 'command': '', 'args': [], 'env': {}}}, yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}.",
     },
-    "unset_variable_becomes_empty": {
-        "expand_matches_reference": E + "text='${A}', env={}, remote_field=False: expected '${A}', yours ''.",
-        "resolve_matches_reference": R
-        + "user={}, local={}, project={'github': {'type': 'http', 'url': 'https://c.example/${PART}'}}, env={}: "
-        "expected {'github': {'scope': 'project', 'type': 'http', 'url': 'https://c.example/${PART}', 'headers': {}}}, "
-        "yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://c.example/', 'headers': {}}}.",
+    'unset_variable_becomes_empty': {
+        'expand_matches_reference': E + "text='${A}', env={}, remote_field=False: expected '${A}', yours ''.",
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'type': 'http', 'url': 'https://a.example/mcp', 'headers': {'Authorization': '${TOKEN}'}}}, env={}: expected {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': {'Authorization': '${TOKEN}'}}}, yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': {'Authorization': ''}}}.",
     },
-    "credentials_never_blanked": {
-        "expand_matches_reference": E + "text='${ANTHROPIC_API_KEY}', env={}, remote_field=True: expected '', yours '${ANTHROPIC_API_KEY}'.",
-        "resolve_matches_reference": R
-        + "user={}, local={}, project={'github': {'type': 'http', 'url': 'https://a.example/mcp', 'headers': {'Authorization': '${ANTHROPIC_AUTH_TOKEN}'}}}, env={}: "
-        "expected {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': {'Authorization': ''}}}, "
-        "yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': {'Authorization': '${ANTHROPIC_AUTH_TOKEN}'}}}.",
+    'credentials_never_blanked': {
+        'expand_matches_reference': E + "text='${ANTHROPIC_API_KEY}', env={}, remote_field=True: expected '', yours '${ANTHROPIC_API_KEY}'.",
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'type': 'http', 'url': 'https://d.example/mcp?key=${NPM_TOKEN}'}}, env={}: expected {'github': {'scope': 'project', 'type': 'http', 'url': 'https://d.example/mcp?key=', 'headers': {}}}, yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://d.example/mcp?key=${NPM_TOKEN}', 'headers': {}}}.",
     },
-    "credentials_blanked_in_every_field": {
-        "expand_matches_reference": E + "text='${ANTHROPIC_API_KEY}', env={}, remote_field=False: expected '${ANTHROPIC_API_KEY}', yours ''.",
-        "resolve_matches_reference": R
-        + "user={}, local={}, project={'github': {'command': 'npx', 'args': ['${ANTHROPIC_AUTH_TOKEN}']}}, env={}: "
-        "expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': ['${ANTHROPIC_AUTH_TOKEN}'], 'env': {}}}, "
-        "yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [''], 'env': {}}}.",
+    'credentials_blanked_in_every_field': {
+        'expand_matches_reference': E + "text='${ANTHROPIC_API_KEY}', env={}, remote_field=False: expected '${ANTHROPIC_API_KEY}', yours ''.",
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'command': 'npx', 'args': ['${ANTHROPIC_AUTH_TOKEN}']}}, env={}: expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': ['${ANTHROPIC_AUTH_TOKEN}'], 'env': {}}}, yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [''], 'env': {}}}.",
     },
-    "blanked_credential_keeps_its_default": {
-        "expand_matches_reference": E + "text='${ANTHROPIC_API_KEY:-d}', env={}, remote_field=True: expected '', yours 'd'.",
+    'blanked_credential_keeps_its_default': {
+        'expand_matches_reference': E + "text='${ANTHROPIC_API_KEY:-d}', env={}, remote_field=True: expected '', yours 'd'.",
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'type': 'http', 'url': 'https://a.example/mcp', 'headers': {'Authorization': '${NPM_TOKEN:-n}/${PART}'}}}, env={}: expected {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': {'Authorization': '/${PART}'}}}, yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': {'Authorization': 'n/${PART}'}}}.",
     },
-    "regex_without_the_default_form": {
-        "expand_matches_reference": E + "text='${A:-}', env={}, remote_field=False: expected '', yours '${A:-}'.",
-        "resolve_matches_reference": R
-        + "user={}, local={}, project={'github': {'command': '${CMD:-npx}'}}, env={}: "
-        "expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, "
-        "yours {'github': {'scope': 'project', 'type': 'stdio', 'command': '${CMD:-npx}', 'args': [], 'env': {}}}.",
+    'regex_without_the_default_form': {
+        'expand_matches_reference': E + "text='${A:-}', env={}, remote_field=False: expected '', yours '${A:-}'.",
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'command': '${CMD:-npx}'}}, env={}: expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, yours {'github': {'scope': 'project', 'type': 'stdio', 'command': '${CMD:-npx}', 'args': [], 'env': {}}}.",
     },
-    "only_the_first_reference_expands": {
-        "expand_matches_reference": E + "text='${A}${ANTHROPIC_API_KEY}', env={}, remote_field=True: expected '${A}', yours '${A}${ANTHROPIC_API_KEY}'.",
+    'only_the_first_reference_expands': {
+        'expand_matches_reference': E + "text='${A}${ANTHROPIC_API_KEY}', env={}, remote_field=True: expected '${A}', yours '${A}${ANTHROPIC_API_KEY}'.",
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'command': 'npx', 'args': ['${NPM_TOKEN:-n}/${PART}']}}, env={'PART': ''}: expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': ['n/'], 'env': {}}}, yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': ['n/${PART}'], 'env': {}}}.",
     },
-    "default_runs_to_the_last_brace": {
-        "expand_matches_reference": E + "text='${A:-}${A}', env={}, remote_field=False: expected '${A}', yours '}${A'.",
+    'default_runs_to_the_last_brace': {
+        'expand_matches_reference': E + "text='${A:-}${A}', env={}, remote_field=False: expected '${A}', yours '}${A'.",
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'command': 'npx', 'args': ['${NPM_TOKEN:-n}/${PART}']}}, env={}: expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': ['n/${PART}'], 'env': {}}}, yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': ['n}/${PART'], 'env': {}}}.",
     },
-    "user_beats_local": {
-        "resolve_matches_reference": R
-        + "user={}, local={'github': {'command': 'npx'}}, project={'github': {'command': 'npx'}}, env={}: "
-        "expected {'github': {'scope': 'local', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, "
-        "yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}.",
+    'user_beats_local': {
+        'resolve_matches_reference': R + "user={}, local={'github': {'command': 'npx'}}, project={'github': {'command': 'npx'}}, env={}: expected {'github': {'scope': 'local', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}.",
     },
-    "project_beats_local": {
-        "resolve_matches_reference": R
-        + "user={}, local={'github': {'command': 'npx'}}, project={'github': {'command': 'npx'}}, env={}: "
-        "expected {'github': {'scope': 'local', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, "
-        "yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}.",
+    'project_beats_local': {
+        'resolve_matches_reference': R + "user={}, local={'github': {'command': 'npx'}}, project={'github': {'command': 'npx'}}, env={}: expected {'github': {'scope': 'local', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}.",
     },
-    "fields_merged_across_scopes": {
-        "resolve_matches_reference": R
-        + "user={'github': {'type': 'http', 'url': 'https://a.example/mcp', 'headers': {}}}, local={}, project={'github': {'command': 'npx'}}, env={}: "
-        "expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, "
-        "yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}, 'headers': {}}}.",
+    'fields_merged_across_scopes': {
+        'resolve_matches_reference': R + "user={}, local={'github': {'command': 'npx'}}, project={'github': {'type': 'http', 'url': 'https://a.example/mcp', 'headers': {}}}, env={}: expected {'github': {'scope': 'local', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, yours {'github': {'scope': 'local', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}, 'headers': {}}}.",
     },
-    "streamable_http_not_aliased": {
-        "resolve_matches_reference": R
-        + "user={}, local={}, project={'github': {'type': 'streamable-http', 'url': 'https://a.example/mcp'}}, env={}: "
-        "expected {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': {}}}, "
-        "yours {'github': {'scope': 'project', 'type': 'streamable-http', 'url': 'https://a.example/mcp', 'headers': {}}}.",
+    'streamable_http_not_aliased': {
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'type': 'streamable-http', 'url': 'https://a.example/mcp'}}, env={}: expected {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': {}}}, yours {'github': {'scope': 'project', 'type': 'streamable-http', 'url': 'https://a.example/mcp', 'headers': {}}}.",
     },
-    "url_without_type_taken_as_http": {
-        "resolve_matches_reference": R
-        + "user={}, local={}, project={'github': {'url': 'https://d.example/mcp'}}, env={}: expected {}, "
-        "yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://d.example/mcp', 'headers': {}}}.",
+    'url_without_type_taken_as_http': {
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'url': 'https://d.example/mcp'}}, env={}: expected {}, yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://d.example/mcp', 'headers': {}}}.",
     },
-    "sdk_entry_not_skipped": {
-        "resolve_matches_reference": f"resolve_servers raised KeyError: 'url' (line {SDK_LINE[1]} of answer cell {SDK_LINE[0]}) "
-        "(smallest failing configuration: user={}, local={}, project={'github': {'type': 'sdk'}}, env={}).",
+    'sdk_entry_not_skipped': {
+        'resolve_matches_reference': "resolve_servers raised KeyError: 'url' (line 35 of answer cell 2) (smallest failing configuration: user={}, local={}, project={'github': {'type': 'sdk'}}, env={}).",
     },
-    "skipped_entry_still_claims_its_name": {
-        "resolve_matches_reference": R
-        + "user={'github': {'command': 'npx'}}, local={}, project={'github': {'url': 'https://d.example/mcp'}}, env={}: "
-        "expected {'github': {'scope': 'user', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, yours {}.",
+    'skipped_entry_still_claims_its_name': {
+        'resolve_matches_reference': R + "user={}, local={'github': {'url': 'https://d.example/mcp'}}, project={'github': {'command': 'npx'}}, env={}: expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, yours {}.",
     },
-    "remote_fields_not_blanked": {
-        "resolve_matches_reference": R
-        + "user={}, local={}, project={'github': {'type': 'http', 'url': 'https://a.example/mcp', 'headers': {'Authorization': '${ANTHROPIC_AUTH_TOKEN}'}}}, env={}: "
-        "expected {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': {'Authorization': ''}}}, "
-        "yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': {'Authorization': '${ANTHROPIC_AUTH_TOKEN}'}}}.",
+    'remote_fields_not_blanked': {
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'type': 'http', 'url': 'https://d.example/mcp?key=${NPM_TOKEN}'}}, env={}: expected {'github': {'scope': 'project', 'type': 'http', 'url': 'https://d.example/mcp?key=', 'headers': {}}}, yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://d.example/mcp?key=${NPM_TOKEN}', 'headers': {}}}.",
     },
-    "args_not_expanded": {
-        "resolve_matches_reference": R
-        + "user={}, local={}, project={'github': {'command': 'npx', 'args': ['${PART:-p}']}}, env={}: "
-        "expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': ['p'], 'env': {}}}, "
-        "yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': ['${PART:-p}'], 'env': {}}}.",
+    'args_not_expanded': {
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'command': 'npx', 'args': ['${TOKEN}']}}, env={'CMD': '', 'BASE': '', 'TOKEN': ''}: expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [''], 'env': {}}}, yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': ['${TOKEN}'], 'env': {}}}.",
     },
-    "env_without_its_empty_default": {
-        "resolve_matches_reference": R
-        + "user={}, local={}, project={'github': {'command': 'npx'}}, env={}: "
-        "expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, "
-        "yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': None}}.",
+    'env_without_its_empty_default': {
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'command': 'npx'}}, env={}: expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': None}}.",
     },
-    "headers_without_their_empty_default": {
-        "resolve_matches_reference": R
-        + "user={}, local={}, project={'github': {'type': 'http', 'url': 'https://a.example/mcp'}}, env={}: "
-        "expected {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': {}}}, "
-        "yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': None}}.",
+    'headers_without_their_empty_default': {
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'type': 'http', 'url': 'https://a.example/mcp'}}, env={}: expected {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': {}}}, yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://a.example/mcp', 'headers': None}}.",
     },
-    "empty_url_without_its_status": {
-        "resolve_matches_reference": R
-        + "user={}, local={}, project={'github': {'type': 'http', 'url': ''}}, env={}: "
-        "expected {'github': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}, 'status': 'not_configured'}}, "
-        "yours {'github': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}}}.",
+    'empty_url_without_its_status': {
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'type': 'http', 'url': ''}}, env={}: expected {'github': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}, 'status': 'not_configured'}}, yours {'github': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}}}.",
     },
-    "tracker_without_a_type": {
-        "config_placeholders": 'The tracker is a remote server: its entry needs "type": "http" (a url without a type is skipped).',
+    'credentials_hard_coded_to_three_names': {
+        'expand_matches_reference': E + "text='${AWS_SECRET_ACCESS_KEY}', env={}, remote_field=True: expected '', yours '${AWS_SECRET_ACCESS_KEY}'.",
     },
-    "tracker_token_written_in_mcp_json": {
-        "config_no_secret_committed": "A real token is written in PROJECT_MCP_JSON, which is committed to git; reference it with ${VAR} instead.",
-        "config_placeholders": "The tracker's Authorization header must be 'Bearer ${TRACKER_TOKEN}', each developer's own token; "
+    'values_expanded_again': {
+        'expand_matches_reference': E + "text='${_x1}', env={'B': '', '_x1': '${B}'}, remote_field=False: expected '${B}', yours ''.",
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'command': 'npx', 'args': ['${ANTHROPIC_AUTH_TOKEN}']}}, env={'CMD': '', 'ANTHROPIC_AUTH_TOKEN': '${PART}', 'PART': ''}: expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': ['${PART}'], 'env': {}}}, yours {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [''], 'env': {}}}.",
+    },
+    'bare_dollar_variable_expanded': {
+        'expand_matches_reference': E + "text='$A', env={'A': ''}, remote_field=False: expected '$A', yours ''.",
+    },
+    'command_not_expanded': {
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'command': '${CMD:-npx}'}}, env={}: expected {'github': {'scope': 'project', 'type': 'stdio', 'command': 'npx', 'args': [], 'env': {}}}, yours {'github': {'scope': 'project', 'type': 'stdio', 'command': '${CMD:-npx}', 'args': [], 'env': {}}}.",
+    },
+    'url_expanded_as_a_local_field': {
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'type': 'http', 'url': 'https://d.example/mcp?key=${NPM_TOKEN}'}}, env={}: expected {'github': {'scope': 'project', 'type': 'http', 'url': 'https://d.example/mcp?key=', 'headers': {}}}, yours {'github': {'scope': 'project', 'type': 'http', 'url': 'https://d.example/mcp?key=${NPM_TOKEN}', 'headers': {}}}.",
+    },
+    'not_configured_judged_after_expansion': {
+        'resolve_matches_reference': R + "user={}, local={}, project={'github': {'type': 'http', 'url': '${URLV}'}}, env={'CMD': '', 'URLV': ''}: expected {'github': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}}}, yours {'github': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}, 'status': 'not_configured'}}.",
+    },
+    'tracker_token_written_in_mcp_json': {
+        'config_no_secret_committed': "A real token is written in PROJECT_MCP_JSON, which is committed to git; reference it with ${VAR} instead.",
+        'config_placeholders': "The tracker's Authorization header must be 'Bearer ${TRACKER_TOKEN}', each developer's own token; "
         "yours is 'Bearer trk_live_4f9a1c2e7b'.",
     },
-    "notes_in_project_scope": {
-        "config_scopes": "your notes utility belongs in user scope only; yours is in: project (.mcp.json).",
+    'tracker_without_a_type': {
+        'config_placeholders': 'The tracker is a remote server: its entry needs "type": "http" (a url without a type is skipped).',
     },
-    "experimental_token_in_user_scope": {
-        "config_scopes": "the experimental desk with its token belongs in local scope only; yours is in: user.",
-        "config_no_secret_committed": "The experimental token belongs to this project only (local scope), not to every project (user scope).",
+    'notes_in_project_scope': {
+        'config_scopes': "your notes utility belongs in user scope only; yours is in: project (.mcp.json).",
     },
-    "project_dir_without_a_default": {
-        "config_placeholders": "${CLAUDE_PROJECT_DIR} in PROJECT_MCP_JSON needs a default such as ${CLAUDE_PROJECT_DIR:-.}: "
+    'experimental_token_in_user_scope': {
+        'config_scopes': "the experimental desk with its token belongs in local scope only; yours is in: user.",
+        'config_no_secret_committed': "The experimental token belongs to this project only (local scope), not to every project (user scope).",
+    },
+    'project_dir_without_a_default': {
+        'config_placeholders': "${CLAUDE_PROJECT_DIR} in PROJECT_MCP_JSON needs a default such as ${CLAUDE_PROJECT_DIR:-.}: "
         "it is set in the server's environment, not Claude Code's.",
     },
-    "desk_path_relative_to_the_working_directory": {
-        "config_placeholders": "Reference the team's desk script relative to the project root with ${CLAUDE_PROJECT_DIR:-.}, "
+    'desk_path_relative_to_the_working_directory': {
+        'config_placeholders': "Reference the team's desk script relative to the project root with ${CLAUDE_PROJECT_DIR:-.}, "
         "so it works wherever the repository is cloned.",
     },
-    "notes_started_with_npx": {
+    'notes_started_with_npx': {
         STARTS: "Server 'notes': the scenario's servers are started with python; yours runs 'npx'.",
     },
 }
@@ -546,6 +566,33 @@ def test_a_property_check_gives_the_same_smallest_case_on_every_run() -> None:
         assert not one.passed
         assert one.message == two.message
         assert one.message == again[one.name].message
+
+
+GRADE_IN_THIS_FOLDER = """
+import json, sys
+from grader.grading import grade_code
+results = grade_code(sys.argv[1], open(sys.argv[2], encoding="utf-8").read(), json.loads(sys.argv[3]))
+print(json.dumps({r.name: r.passed for r in results}))
+"""
+
+
+def test_grading_leaves_nothing_in_the_folder_it_runs_from(tmp_path: Path) -> None:
+    # A fresh process, as a grading worker is: hypothesis writes its files on the first search of a process.
+    # A wrong expander, so the searches also shrink a disagreement case by case.
+    code = tmp_path.parent / f"{tmp_path.name}-answers.py"
+    code.write_text(mutate(SOLUTION, *EDITS["default_applied_to_empty_string"]), encoding="utf-8")
+    names = sorted(ALL_CHECKS - {STARTS})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HYPOTHESIS")}
+
+    done = subprocess.run(
+        [sys.executable, "-c", GRADE_IN_THIS_FOLDER, LAB, str(code), json.dumps(names)],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )
+
+    assert done.returncode == 0, done.stderr
+    passed = json.loads(done.stdout.splitlines()[-1])
+    assert {name for name, ok in passed.items() if not ok} == {"expand_empty_is_set", "expand_matches_reference", "resolve_matches_reference"}
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_resolver_that_raises_is_named_with_the_exception_and_its_line() -> None:
