@@ -1,10 +1,16 @@
-"""Lab 3's hidden checks: the learner's own server, with each capability published as the right primitive.
+"""Lab 3's checks: the learner's own server, with each capability published as the right primitive.
 
-Source: shared/seeds/000_99b6002e9d2fa51e.txt ("MCP-инструменты vs MCP-ресурсы": tools are
-model-controlled and may have side effects; resources are application-controlled,
-read-only, addressed by URI; a catalog as a resource spares the agent an N+1 sequence of
-tool calls). The learner's server runs in the learner host; the checks talk to it over MCP
-and verify state from outside the protocol through the kit store's journal.
+Source: the exam guide, «MCP-инструменты vs MCP-ресурсы» (tools are model-controlled and may
+have side effects; resources are application-controlled, read-only, addressed by URI; a
+catalog as a resource spares the agent an N+1 sequence of tool calls). The learner's server
+runs in the learner host; the checks talk to it over MCP and verify state from outside the
+protocol through the kit store's journal.
+
+Each check tries more than the one case it names: the catalog at other sizes (one runbook,
+more than a page of them), runbooks by other ids and ids that do not exist, every runbook
+read twice, acknowledgements by other people and notes on other alerts, and alerts that do
+not exist. Each keeps to inputs of its own (RB-3 is runbook_template's), so a server that
+breaks on one input costs the check that stands for it.
 """
 
 from __future__ import annotations
@@ -17,19 +23,26 @@ from typing import Any
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-from grader.checking import CheckFailed, CheckRegistry, describe, expect, expect_hints
-from servers.learner_host.kit_lab3 import CATALOG_URI, DEFAULT_SIZE, RUNBOOK_TEMPLATE, make_runbook
+from grader.checking import CheckFailed, CheckRegistry, describe, expect, expect_hints, structured
+from servers.learner_host.kit_lab3 import ALERTS, CATALOG_URI, DEFAULT_SIZE, RUNBOOK_TEMPLATE, make_runbook
 
 LAB = "lab3_tools_resources"
 checks = CheckRegistry(LAB)
 
-# The scenario's actions and the hints each must carry (seed 002, section 2.3: readOnlyHint,
-# destructiveHint, idempotentHint).
+# The scenario's actions and the hints each must carry (the field report on MCP server pitfalls,
+# section 2.3: readOnlyHint, destructiveHint, idempotentHint).
 ACTIONS = {
     "acknowledge_alert": {"readOnlyHint": False, "idempotentHint": True, "destructiveHint": False},
     "add_note": {"readOnlyHint": False, "idempotentHint": False, "destructiveHint": False},
 }
 SUMMARY_FIELDS = ("id", "title", "service", "severity")
+# Catalog sizes besides the default: one runbook, and more than a page of them (a catalog that
+# stops at a fixed count, or at the first page of the store, lists too few).
+OTHER_SIZES = (1, 23, 41)
+# runbook_template reads these ids and these that do not exist; reads_change_nothing reads every
+# other runbook. An unknown id is an error, at every size.
+TEMPLATE_IDS = ("RB-3", "RB-1", "RB-10")
+UNKNOWN_IDS = ("RB-0", "RB-13", "RB-999", "rb-2", "3")
 
 
 def journal(host) -> list[dict[str, Any]]:
@@ -89,18 +102,45 @@ def tools_are_the_actions(host) -> None:
     )
 
 
+def runbook_uri(runbook_id: str) -> str:
+    return RUNBOOK_TEMPLATE.replace("{runbook_id}", runbook_id)
+
+
+def expect_whole_catalog(entries: list[Any], size: int, when: str = "") -> None:
+    """Every runbook of a store of ``size`` once, each with its summary fields and without its steps."""
+    expect(len(entries) == size, f"The catalog must list all {size} runbooks{when}; yours lists {len(entries)}.")
+    by_id = {entry.get("id"): entry for entry in entries if isinstance(entry, dict)}
+    for i in range(1, size + 1):
+        want = {k: make_runbook(i)[k] for k in SUMMARY_FIELDS}
+        expect(want["id"] in by_id, f"The catalog{when} has no entry with id {want['id']!r}.")
+        got = {k: by_id[want["id"]].get(k) for k in SUMMARY_FIELDS}
+        expect(got == want, f"The catalog entry of {want['id']} must carry {', '.join(SUMMARY_FIELDS)}: expected {want}, got {got}.")
+        expect(
+            "steps" not in by_id[want["id"]],
+            f"The catalog entry of {want['id']} carries the runbook's steps: keep the catalog small, the steps are read one runbook at a time.",
+        )
+
+
 @checks.check("catalog_is_a_resource", points=2, title="the runbook catalog is a resource listing every runbook", mistake="publishes the catalog as a tool")
 def catalog_is_a_resource(host) -> None:
     uris = [r.get("uri") for r in host.resources()]
     expect(CATALOG_URI in uris, f"resources/list must include the catalog {CATALOG_URI}; yours lists {uris}.")
-    entries = catalog_entries(host)
-    expect(len(entries) == DEFAULT_SIZE, f"The catalog must list all {DEFAULT_SIZE} runbooks; yours lists {len(entries)}.")
-    by_id = {entry.get("id"): entry for entry in entries if isinstance(entry, dict)}
-    for i in range(1, DEFAULT_SIZE + 1):
-        want = {k: make_runbook(i)[k] for k in SUMMARY_FIELDS}
-        expect(want["id"] in by_id, f"The catalog has no entry with id {want['id']!r}.")
-        got = {k: by_id[want["id"]].get(k) for k in SUMMARY_FIELDS}
-        expect(got == want, f"The catalog entry of {want['id']} must carry {', '.join(SUMMARY_FIELDS)}: expected {want}, got {got}.")
+    expect_whole_catalog(catalog_entries(host), DEFAULT_SIZE)
+    for size in OTHER_SIZES:
+        with catalog_size(host, size):
+            expect_whole_catalog(catalog_entries(host), size, f" when the store holds {size}")
+
+
+def expect_no_runbook(host, runbook_id: str, when: str = "") -> None:
+    """Reading an id that does not exist is an error (ResourceError), not a runbook, null or an empty object."""
+    uri = runbook_uri(runbook_id)
+    try:
+        text = host.read(uri)
+    except MCPError as exc:
+        if host_lost(exc):
+            raise
+        return
+    raise CheckFailed(f"There is no runbook {runbook_id!r}{when}, so reading {uri} must fail with a ResourceError; yours answered {text[:80]!r}.")
 
 
 @checks.check("runbook_template", points=2, title="one runbook is a resource addressed by a URI template", mistake="misses the resource template")
@@ -109,16 +149,33 @@ def runbook_template(host) -> None:
     expect(RUNBOOK_TEMPLATE in templates, f"resources/templates/list must include {RUNBOOK_TEMPLATE}; yours lists {templates}.")
     got = read_json(host, "runbooks://runbooks/RB-3", "runbook RB-3")
     expect(got == make_runbook(3), f"runbooks://runbooks/RB-3 must give the whole runbook, steps included; got {got}.")
+    for runbook_id in TEMPLATE_IDS[1:]:
+        got = read_json(host, runbook_uri(runbook_id), f"runbook {runbook_id}")
+        want = make_runbook(int(runbook_id[3:]))
+        expect(got == want, f"{runbook_uri(runbook_id)} must give runbook {runbook_id} whole, steps included; got {got}.")
+    for runbook_id in UNKNOWN_IDS:
+        expect_no_runbook(host, runbook_id)
+    with catalog_size(host, 23):
+        got = read_json(host, runbook_uri("RB-20"), "runbook RB-20")
+        expect(got == make_runbook(20), f"When the store holds 23 runbooks, {runbook_uri('RB-20')} must give runbook RB-20; got {got}.")
+        expect_no_runbook(host, "RB-24", " when the store holds 23")
 
 
 @checks.check("reads_change_nothing", points=2, title="reading resources is deterministic and changes no state", mistake="has side effects in resource reads")
 def reads_change_nothing(host) -> None:
+    # The catalog and every runbook but runbook_template's own, each read twice: a read may change
+    # state or answer differently for some ids only.
+    ids = [f"RB-{i}" for i in range(1, DEFAULT_SIZE + 1) if f"RB-{i}" not in TEMPLATE_IDS[:1]]
+    uris = [(CATALOG_URI, "the catalog")] + [(runbook_uri(i), f"runbook {i}") for i in ids]
     before = journal(host)
-    first = [read(host, CATALOG_URI, "the catalog"), read(host, "runbooks://runbooks/RB-1", "runbook RB-1")]
-    second = [read(host, CATALOG_URI, "the catalog"), read(host, "runbooks://runbooks/RB-1", "runbook RB-1")]
+    for uri, what in uris:
+        first = read(host, uri, what)
+        changes = len(journal(host)) - len(before)
+        expect(changes == 0, f"Reading {what} ({uri}) changed state ({changes} change(s) recorded): a resource read must be read-only.")
+        second = read(host, uri, what)
+        expect(first == second, f"Reading {what} ({uri}) twice gave different text: a resource read must be deterministic.")
     after = journal(host)
     expect(after == before, f"Reading resources changed state ({len(after) - len(before)} change(s) recorded): a resource read must be read-only.")
-    expect(first == second, "Reading the same resource twice gave different text: a resource read must be deterministic.")
 
 
 @checks.check("actions_are_annotated", points=2, title="each action carries truthful annotations", mistake="annotations that do not match behaviour")
@@ -131,6 +188,22 @@ def actions_are_annotated(host) -> None:
             hints,
             lambda hint, value, said: f"{name} must say {hint}: {str(value).lower()}; yours says {said!r}.",
         )
+
+
+def act(host, tool: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    """Call one action; it must succeed. Returns the changes it recorded."""
+    before = len(journal(host))
+    result = host.call(tool, arguments)
+    shown = f"{tool}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})"
+    expect(result.get("isError") is not True, f"{shown} failed: {describe(result)}.")
+    return journal(host)[before:]
+
+
+def expect_changes(changes: list[dict[str, Any]], change: str, alert: str, count: int, what: str) -> None:
+    want = [{"change": change, "alert": alert}] * count
+    got = [{"change": c.get("change"), "alert": c.get("alert")} for c in changes]
+    said = ", ".join(f"{c['change']} on {c['alert']}" for c in got) or "nothing"
+    expect(got == want, f"{what} must change state {count} time(s), on {alert}; the changes were: {said}.")
 
 
 @checks.check("actions_change_state", points=2, title="the actions do what they say: acknowledge once, note every time", mistake="actions that do not change state")
@@ -147,6 +220,24 @@ def actions_change_state(host) -> None:
         expect(result.get("isError") is not True, f"add_note(ALERT-2) failed: {describe(result)}.")
     notes = len(journal(host)) - before - acks
     expect(notes == 2, f"add_note twice must add two notes (it is not idempotent); it added {notes}.")
+    # The same on other alerts, by other people: each call acts on the alert and the person it is given.
+    others = [a for a in ALERTS if a != "ALERT-2"]
+    for n, alert in enumerate(others[:2]):
+        expect_changes(act(host, "acknowledge_alert", {"alert_id": alert, "by": person}), "acknowledge", alert, 1, f"Acknowledging {alert}")
+        relief = f"{person}-relief"
+        expect_changes(act(host, "acknowledge_alert", {"alert_id": alert, "by": relief}), "acknowledge", alert, 1, f"Acknowledging {alert} again, by another person,")
+        expect_changes(act(host, "add_note", {"alert_id": alert, "text": f"note {n}"}), "note", alert, 1, f"add_note on {alert}")
+    # An alert that does not exist: a not_found error result, and nothing changes.
+    for tool, arguments in (("acknowledge_alert", {"alert_id": "ALERT-404", "by": "oncall"}), ("add_note", {"alert_id": "ALERT-9", "text": "x"})):
+        shown = f"{tool}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})"
+        count = len(journal(host))
+        result = host.call(tool, arguments)
+        category = structured(result).get("errorCategory")
+        expect(
+            result.get("isError") is True and category == "not_found",
+            f"{shown}, an alert that does not exist, must be an error result with errorCategory 'not_found'; got {describe(result)}.",
+        )
+        expect(len(journal(host)) == count, f"{shown}, an alert that does not exist, must change nothing.")
 
 
 @checks.check("empty_catalog_is_empty", points=2, title="an empty catalog is an empty result, not an error", mistake="reports empty results as errors")

@@ -110,21 +110,32 @@ def test_the_checks_see_the_journal_and_leave_the_catalog_its_size() -> None:
         assert not (host.state_dir / "control.json").exists()
         assert len(json.loads(host.read(kit_lab3.CATALOG_URI))["runbooks"]) == kit_lab3.DEFAULT_SIZE
 
-    # Reads recorded nothing; acknowledging twice once; two notes twice.
+    # Reads recorded nothing; acknowledging twice once; two notes twice; then on two other alerts an
+    # acknowledgement, one by another person, and a note each; the alerts that do not exist nothing.
+    others = [
+        {"change": change, "alert": alert}
+        for alert in ("ALERT-1", "ALERT-3")
+        for change in ("acknowledge", "acknowledge", "note")
+    ]
     assert journal == [
         {"change": "acknowledge", "alert": "ALERT-2"},
         {"change": "note", "alert": "ALERT-2"},
         {"change": "note", "alert": "ALERT-2"},
+        *others,
     ]
 
 
-def test_a_catalog_that_also_carries_the_steps_passes_every_check() -> None:
-    # The notebook asks for a small catalog (no steps), but no check measures its size: the
-    # catalog check compares the four summary fields only, and with the steps in the catalog
-    # the agent answers every question in one read.
+def test_a_catalog_that_also_carries_the_steps_fails_only_the_catalog_check() -> None:
+    # The notebook asks for a small catalog (no steps): the catalog check says so. With the steps in
+    # the catalog the agent still answers every question, in one read.
     code = mutate(SOLUTION, ('("id", "title", "service", "severity")', '("id", "title", "service", "severity", "steps")'))
 
-    assert failed(grade(code)) == set()
+    results = grade(code)
+
+    assert failed(results) == {"catalog_is_a_resource"}
+    assert results["catalog_is_a_resource"].message == (
+        "The catalog entry of RB-1 carries the runbook's steps: keep the catalog small, the steps are read one runbook at a time."
+    )
 
 
 # --- one realistic wrong answer (or more) per check -------------------------------------------
@@ -209,7 +220,8 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     (
         "catalog_cached_when_the_cell_runs",
         ((CATALOG_DECORATOR, "RUNBOOKS = STORE.runbooks\n\n\n" + CATALOG_DECORATOR), ("for r in STORE.runbooks]})", "for r in RUNBOOKS]})")),
-        {"empty_catalog_is_empty"},
+        # Twelve runbooks whatever the store holds: the catalog check reads it at other sizes too.
+        {"catalog_is_a_resource", "empty_catalog_is_empty"},
     ),
     # part B: the actions
     (
@@ -250,6 +262,35 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
         (("changed = STORE.acknowledge(alert_id, by)", 'changed = STORE.acknowledge(alert_id, by)\n    STORE.add_note(alert_id, f"Acknowledged by {by}.")'),),
         {"actions_change_state"},
     ),
+    # Mistakes the one case a check names would miss: each is caught on other sizes, ids or alerts.
+    (
+        "catalog_capped_at_twenty",
+        (("for r in STORE.runbooks]})", "for r in STORE.runbooks[:20]]})"),),
+        {"catalog_is_a_resource"},
+    ),
+    (
+        "unknown_runbook_read_as_null",
+        (("""    if found is None:\n        raise ResourceError(f"No runbook {runbook_id}")\n""", ""),),
+        {"runbook_template"},
+    ),
+    (
+        "reading_a_sev1_runbook_leaves_a_note",
+        (("    return json.dumps(found)\n", '    if found["severity"] == "sev1":\n        STORE.add_note("ALERT-1", f"{runbook_id} was opened.")\n    return json.dumps(found)\n'),),
+        {"reads_change_nothing"},
+    ),
+    (
+        "acknowledged_by_a_fixed_person",
+        (("changed = STORE.acknowledge(alert_id, by)", 'changed = STORE.acknowledge(alert_id, "on-call")'),),
+        {"actions_change_state"},
+    ),
+    (
+        "unknown_alert_raises",
+        (
+            ("    if alert_id not in ALERTS:\n        return unknown_alert(alert_id)\n    changed", "    changed"),
+            ("    if alert_id not in ALERTS:\n        return unknown_alert(alert_id)\n    count", "    count"),
+        ),
+        {"actions_change_state"},
+    ),
     # part C: what the agent can answer from the catalog
     (
         "catalog_trimmed_to_the_first_five",
@@ -259,8 +300,8 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     (
         "runbook_found_by_prefix",
         (("found = STORE.runbook(runbook_id)", 'found = next((r for r in STORE.runbooks if runbook_id.startswith(r["id"])), None)'),),
-        # RB-3 and RB-1 come back right; RB-12 comes back as RB-1, which only the agent asks for.
-        {BUDGET},
+        # RB-3 and RB-1 come back right; RB-10 and RB-12 come back as RB-1.
+        {"runbook_template", BUDGET},
     ),
 ]
 
@@ -300,10 +341,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         BUDGET: "The agent could not work with your server: runbooks://runbooks/RB-12 must be a JSON object.",
     },
     "catalog_read_adds_a_note": {
-        "reads_change_nothing": "Reading resources changed state (2 change(s) recorded): a resource read must be read-only.",
+        "reads_change_nothing": "Reading the catalog (runbooks://catalog) changed state (1 change(s) recorded): a resource read must be read-only.",
     },
     "catalog_stamped_with_the_time": {
-        "reads_change_nothing": "Reading the same resource twice gave different text: a resource read must be deterministic.",
+        "reads_change_nothing": "Reading the catalog (runbooks://catalog) twice gave different text: a resource read must be deterministic.",
     },
     "empty_catalog_raises": {
         "empty_catalog_is_empty": "Reading the catalog (runbooks://catalog) failed: There are no runbooks.",
@@ -334,6 +375,22 @@ MESSAGES: dict[str, dict[str, str]] = {
         "catalog_is_a_resource": "The catalog must list all 12 runbooks; yours lists 5.",
         BUDGET: "Asked \"How many runbooks have service 'billing'?\", the agent answered 1 from your server, which is wrong.",
     },
+    "catalog_capped_at_twenty": {
+        "catalog_is_a_resource": "The catalog must list all 23 runbooks when the store holds 23; yours lists 20.",
+    },
+    "unknown_runbook_read_as_null": {
+        "runbook_template": "There is no runbook 'RB-0', so reading runbooks://runbooks/RB-0 must fail with a ResourceError; yours answered 'null'.",
+    },
+    "reading_a_sev1_runbook_leaves_a_note": {
+        "reads_change_nothing": "Reading runbook RB-6 (runbooks://runbooks/RB-6) changed state (1 change(s) recorded): a resource read must be read-only.",
+    },
+    "acknowledged_by_a_fixed_person": {
+        "actions_change_state": "Acknowledging ALERT-1 again, by another person, must change state 1 time(s), on ALERT-1; the changes were: nothing.",
+    },
+    "unknown_alert_raises": {
+        "actions_change_state": "acknowledge_alert(alert_id='ALERT-404', by='oncall'), an alert that does not exist, must be an error "
+        "result with errorCategory 'not_found'; got isError true, errorCategory None, isRetryable None, text 'Error executing tool acknowledge_alert'.",
+    },
     "runbook_found_by_prefix": {
         BUDGET: "Asked \"What is the 'steps' of the runbook titled 'Search outage playbook 12'?\", the agent answered None "
         "from your server, which is wrong.",
@@ -351,8 +408,8 @@ def test_every_check_has_a_catalogued_mistake_that_fails_it_alone_or_with_named_
     alone = {next(iter(expected)) for _, _, expected in MISTAKES if len(expected) == 1}
     assert covered == ALL_CHECKS
     assert len(EDITS) == len(MISTAKES)
-    # A wrong template fails it together with the reads and the agent that need the template.
-    assert ALL_CHECKS - alone == {"runbook_template"}
+    # The agent reads the catalog and the runbooks, so whatever it stumbles on fails a resource check too.
+    assert ALL_CHECKS - alone == {BUDGET}
     assert set(MESSAGES) <= set(EDITS)
     for mistake, edits, expected in MISTAKES:
         assert set(MESSAGES.get(mistake, {})) <= expected, mistake
