@@ -1,21 +1,32 @@
-"""Lab 4's hidden checks: the learner fixes a flawed blog server, flaw by flaw, without changing its answers.
+"""Lab 4's checks: the learner fixes a flawed blog server, flaw by flaw, without changing its answers.
 
-Sources: shared/seeds/002_88507e95fbf07875.txt (§2.1 private tools published by accident, §2.3
-read-only hints, §4.5 results that eat the context, §5.1 statuses instead of exceptions, §5.2
-vague descriptions, the pre-launch checklist) and shared/seeds/004_16e38cc9560e0e5c.txt (lines
-1388-1412 output limits, 1464-1468 and 677-681 names over 128 characters in the plugin form,
-1601-1606 description limits). Each check judges one flaw with the rules of
-``grader.server_check`` (the checker learners can run on any server) and, first, asks the
-server the same questions the flawed version answers: a fix that changes an answer earns
-nothing.
+Sources: the field report on MCP server pitfalls (§2.1 private tools published by accident,
+§2.3 read-only hints, §4.5 results that eat the context, §5.1 statuses instead of exceptions,
+§5.2 vague descriptions, the pre-launch checklist) and Claude Code's MCP reference (output
+limits, names over 128 characters in the plugin form, description limits). Each check judges
+one flaw with the rules of ``grader.server_check`` (the checker learners can run on any server)
+and, first, asks the server the same questions the flawed version answers: a fix that changes
+an answer earns nothing. The server is asked those questions once per session; every check
+reads the verdict.
+
+Each flaw is judged on every case of its kind, not one: nothing but the public tools is
+published (tools, resources, resource templates, prompts) and the private tools cannot be
+called by name; every page of every search the gate makes fits the context, with the fields
+a hit needs; several unknown slugs, blank queries and searches while the index is down, and
+several queries that match nothing.
 """
 
 from __future__ import annotations
 
 import json
+import weakref
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from grader.checking import CheckFailed, CheckRegistry, expect, expect_hints
 from grader.server_check import (
@@ -38,7 +49,7 @@ checks = CheckRegistry(LAB)
 # The flawed server's outline tool; its name is the lab's "over-long name" flaw.
 LONG_NAME = "get_article_outline_with_title_summary_and_section_headings_for_one_published_blog_post"
 SEARCH, OUTLINE = PUBLIC_TOOLS
-READ_ONLY_HINTS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}  # seed 002 §2.3, line 121
+READ_ONLY_HINTS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}  # the field report, §2.3
 
 # The questions the flawed server already answers; every fix must keep these answers.
 SEARCH_QUESTIONS = ("rag pitfalls", "kubernetes helm", "team")
@@ -46,6 +57,15 @@ OUTLINE_QUESTIONS = ("mcp-006", "seo-004")
 BROAD_QUERY = "team"  # matches every article: the unbounded result
 NO_MATCH_QUERY = "quantum"
 MAX_PAGES = 40
+# The flawed server's private tool, and its over-long outline tool once get_article replaces it:
+# neither may answer a call.
+PRIVATE_TOOLS = {"seo_traffic_report": {"days": 7}, LONG_NAME: {"slug": "mcp-006"}}
+# More of each kind of failure besides the named one (each an unknown slug, a blank query, a
+# search while the index is down), and queries whose words each match but never together.
+UNKNOWN_SLUGS = ("mcp-6", "MCP-006", "rag-0960")
+BLANK_QUERIES = ("", "\t \n")
+WHILE_DOWN = ({"query": "kubernetes helm", "page": 2}, {"query": "zebra"})
+NO_MATCH_CANDIDATES = ("helm ollama", "spring-boot gpu", "seo embeddings", "zebra crossing")
 
 
 @contextmanager
@@ -83,14 +103,17 @@ def payload(result: dict[str, Any], call: str) -> dict[str, Any]:
     return data
 
 
-def search_answer(host, query: str) -> list[str]:
-    """The slugs a search finds, in order, over every page."""
+def search_answer(host, query: str, pages: list | None = None) -> list[str]:
+    """The slugs a search finds, in order, over every page; each page's (call, result) is added to ``pages``."""
     slugs: list[str] = []
     page: Any = None
     for _ in range(MAX_PAGES):
         arguments = {"query": query} if page is None else {"query": query, "page": page}
         call = f"{SEARCH}({json.dumps(arguments)})"
-        data = payload(host.call(SEARCH, arguments), call)
+        result = host.call(SEARCH, arguments)
+        data = payload(result, call)
+        if pages is not None:
+            pages.append((call, result))
         hits = data.get("articles")
         expect(isinstance(hits, list), f'{call} must give the hits as a list under "articles"; got {sorted(data)}.')
         slugs += [hit.get("slug") if isinstance(hit, dict) else hit for hit in hits]
@@ -100,13 +123,51 @@ def search_answer(host, query: str) -> list[str]:
     raise CheckFailed(f"{SEARCH}({query!r}) still had a nextPage after {MAX_PAGES} pages: the last page must say nextPage null.")
 
 
-def same_answers(host, tools: dict[str, Any] | None = None) -> None:
-    """The gate of every check: the server still answers the questions the flawed version answers."""
-    tools = tools if tools is not None else tools_by_name(host)
+@dataclass
+class Gate:
+    """What the gate found on one session: the tools listed, every page of its searches, or why it failed."""
+
+    tools: dict[str, Any] = field(default_factory=dict)
+    pages: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    failure: str | None = None
+
+
+# One gate per session: the checks of a submission share its host, so its questions are asked once.
+GATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def host_lost(exc: MCPError) -> bool:
+    return exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
+
+
+def gate(host) -> Gate:
+    """The gate of every check, asked once per session: the server still answers what the flawed version answers."""
+    try:
+        found = GATES.get(host)
+    except TypeError:  # a session that cannot be weakly referenced: ask again
+        found = None
+    if found is None:
+        found = Gate()
+        try:
+            found.tools = tools_by_name(host)
+            same_answers(host, found.tools, found.pages)
+        except CheckFailed as exc:
+            found.failure = str(exc)
+        try:
+            GATES[host] = found
+        except TypeError:
+            pass
+    if found.failure is not None:
+        raise CheckFailed(found.failure)
+    return found
+
+
+def same_answers(host, tools: dict[str, Any], pages: list | None = None) -> None:
+    """The server still answers the questions the flawed version answers (its search pages go to ``pages``)."""
     expect(SEARCH in tools, f"Your server lists no {SEARCH} tool (it lists {sorted(tools)}); keep the tool the team uses.")
     for query in SEARCH_QUESTIONS:
         want = [a["slug"] for a in BLOG.search(query)]
-        got = search_answer(host, query)
+        got = search_answer(host, query, pages)
         if got != want:
             where = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
             raise CheckFailed(
@@ -138,24 +199,51 @@ def sample(host, tool: str, arguments: dict[str, Any], expect_: str) -> tuple[di
     return result, expectation(shown, Sample(tool, arguments, expect_), result)
 
 
+def expect_not_callable(host, tool: str, arguments: dict[str, Any]) -> None:
+    """Calling ``tool`` by name, listed or not, must fail: a tool hidden from tools/list but still served is still published."""
+    try:
+        result = host.call(tool, arguments)
+    except MCPError as exc:
+        if host_lost(exc):
+            raise
+        return
+    expect(
+        is_error(result),
+        f"{tool} is not in tools/list, but calling it by name still answers ({result_text(result)[:80]!r}): "
+        "remove the tool from the server, not only from the list.",
+    )
+
+
 @checks.check("only_public_tools", points=2, title="tools/list publishes exactly the public tools", mistake="publishes a private tool")
 def only_public_tools(host) -> None:
-    tools = tools_by_name(host)
-    same_answers(host, tools)
+    tools = gate(host).tools
     require([check_whitelist(list(tools), [SEARCH, outline_tool(tools)])])
+    # Nothing else is published: no resource, no resource template, no prompt (the private data
+    # moved there is published all the same), and the private tools do not answer a call by name.
+    for kind, listed in (
+        ("resources/list", [r.get("uri") for r in host.resources()]),
+        ("resources/templates/list", [t.get("uriTemplate") for t in host.templates()]),
+        ("prompts/list", [p.get("name") for p in host.prompts()]),
+    ):
+        expect(
+            not listed,
+            f"The server publishes exactly two tools and nothing else, but {kind} lists {', '.join(map(str, listed))}: "
+            "what the specification does not name is private, whatever primitive it is published as.",
+        )
+    for tool, arguments in PRIVATE_TOOLS.items():
+        if tool not in tools:
+            expect_not_callable(host, tool, arguments)
 
 
 @checks.check("names_fit_in_plugin", points=2, title="every full tool name fits in 128 characters, plugin form included", mistake="tool name too long for Claude Code")
 def names_fit_in_plugin(host) -> None:
-    tools = tools_by_name(host)
-    same_answers(host, tools)
+    tools = gate(host).tools
     require([f for name in tools for f in check_names(name, SERVER_NAME, PLUGIN)])
 
 
 @checks.check("read_only_tools_say_so", points=2, title="the read-only tools declare readOnlyHint, destructiveHint and idempotentHint", mistake="read-only tools without annotations")
 def read_only_tools_say_so(host) -> None:
-    tools = tools_by_name(host)
-    same_answers(host, tools)
+    tools = gate(host).tools
     public = public_tools(tools)
     require([f for tool in public for f in check_annotations(tool, [t["name"] for t in public])])
     for tool in public:
@@ -168,19 +256,21 @@ def read_only_tools_say_so(host) -> None:
 
 @checks.check("descriptions_get_tools_called", points=3, title="descriptions say what data, when to call, how to ask and what the result means", mistake="vague tool descriptions")
 def descriptions_get_tools_called(host) -> None:
-    tools = tools_by_name(host)
-    same_answers(host, tools)
+    tools = gate(host).tools
     require([f for tool in public_tools(tools) for f in check_description(tool)])
 
 
 @checks.check("failures_are_statuses", points=3, title="failures come back as categorised isError results, not exceptions", mistake="exceptions instead of statuses")
 def failures_are_statuses(host) -> None:
-    tools = tools_by_name(host)
-    same_answers(host, tools)
+    tools = gate(host).tools
+    outline = outline_tool(tools)
     cases = [
-        (outline_tool(tools), {"slug": "no-such-article"}, "not_found", False, None),
+        (outline, {"slug": "no-such-article"}, "not_found", False, None),
         (SEARCH, {"query": "   "}, "validation", False, None),
         (SEARCH, {"query": "rag"}, "transient", True, index_down),
+        *((outline, {"slug": slug}, "not_found", False, None) for slug in UNKNOWN_SLUGS),
+        *((SEARCH, {"query": query}, "validation", False, None) for query in BLANK_QUERIES),
+        *((SEARCH, arguments, "transient", True, index_down) for arguments in WHILE_DOWN),
     ]
     for tool, arguments, category, retryable, condition in cases:
         if condition:
@@ -200,33 +290,47 @@ def failures_are_statuses(host) -> None:
 
 @checks.check("no_match_is_empty", points=2, title="a search that matches nothing is a valid empty result", mistake="reports empty results as errors")
 def no_match_is_empty(host) -> None:
-    tools = tools_by_name(host)
-    same_answers(host, tools)
+    gate(host)
     _, found = sample(host, SEARCH, {"query": NO_MATCH_QUERY}, "empty")
     require([found])
+    for query in NO_MATCH_CANDIDATES:
+        assert not BLOG.search(query), query  # each word matches some article; together they match none
+        _, found = sample(host, SEARCH, {"query": query}, "empty")
+        require([found])
+
+
+ARTICLES = {article["slug"]: article for article in BLOG.articles}
 
 
 @checks.check("results_fit_the_context", points=3, title="a broad search returns a page of snippets, not every article", mistake="unbounded results")
 def results_fit_the_context(host) -> None:
-    tools = tools_by_name(host)
-    same_answers(host, tools)
-    call = f'{SEARCH}({{"query": "{BROAD_QUERY}"}})'
-    result = host.call(SEARCH, {"query": BROAD_QUERY})
-    size = len(result_text(result))
-    expect(
-        size <= RESULT_CHARS_LIMIT,
-        f"{call} returns {size:,} characters of text; over {RESULT_CHARS_LIMIT:,} Claude Code saves a result to a file and shows "
-        "Claude only its path. Return a page of snippets with a nextPage (raising anthropic/maxResultSizeChars is for output "
-        "that is inherently large, not for a search).",
-    )
-    hits = payload(result, call).get("articles") or []
-    expect(len(hits) <= PAGE_SIZE, f"{call} returns {len(hits)} articles on its first page; the page size is {PAGE_SIZE}.")
-    for hit in hits:
-        extra = sorted(set(hit) & {"body", "sections"}) if isinstance(hit, dict) else []
-        expect(not extra, f"{call} returns each article's {' and '.join(extra)}; a hit is a snippet, not the article (seed 002 §4.5).")
-        snippet = hit.get("snippet") if isinstance(hit, dict) else None
+    # Every page of every search the gate made (the broad one first): a later page may be as unbounded as a first.
+    pages = gate(host).pages
+    pages = sorted(pages, key=lambda page: f'"query": "{BROAD_QUERY}"' not in page[0])
+    for call, result in pages:
+        size = len(result_text(result))
         expect(
-            isinstance(snippet, str) and len(snippet) <= SNIPPET_CHARS + 2,
-            f"Each hit of {call} needs a snippet of at most {SNIPPET_CHARS} characters (BLOG.snippet makes one); "
-            f"{hit.get('slug') if isinstance(hit, dict) else hit} has {len(snippet) if isinstance(snippet, str) else 'none'}.",
+            size <= RESULT_CHARS_LIMIT,
+            f"{call} returns {size:,} characters of text; over {RESULT_CHARS_LIMIT:,} Claude Code saves a result to a file and shows "
+            "Claude only its path. Return a page of snippets with a nextPage (raising anthropic/maxResultSizeChars is for output "
+            "that is inherently large, not for a search).",
         )
+        hits = payload(result, call).get("articles") or []
+        expect(len(hits) <= PAGE_SIZE, f"{call} returns {len(hits)} articles on one page; the page size is {PAGE_SIZE}.")
+        for hit in hits:
+            extra = sorted(set(hit) & {"body", "sections"}) if isinstance(hit, dict) else []
+            expect(not extra, f"{call} returns each article's {' and '.join(extra)}; a hit is a snippet, not the article (the field report, §4.5).")
+            snippet = hit.get("snippet") if isinstance(hit, dict) else None
+            expect(
+                isinstance(snippet, str) and len(snippet) <= SNIPPET_CHARS + 2,
+                f"Each hit of {call} needs a snippet of at most {SNIPPET_CHARS} characters (BLOG.snippet makes one); "
+                f"{hit.get('slug') if isinstance(hit, dict) else hit} has {len(snippet) if isinstance(snippet, str) else 'none'}.",
+            )
+            article = ARTICLES.get(hit.get("slug"), {})
+            wrong = [key for key in ("title", "published") if hit.get(key) != article.get(key)]
+            expect(
+                not wrong,
+                f"Each hit of {call} is {{slug, title, published, snippet}}, as the specification says; {hit.get('slug')} "
+                f"gives {', '.join(f'{key} {hit.get(key)!r}' for key in wrong)} where the article has "
+                f"{', '.join(f'{key} {article.get(key)!r}' for key in wrong)}.",
+            )

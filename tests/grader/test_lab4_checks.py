@@ -97,10 +97,22 @@ def test_the_flawed_server_as_handed_out_fails_every_check_each_with_its_own_fla
 
 def test_the_flawed_server_answers_the_questions_every_fix_must_keep() -> None:
     # The gate of every check passes on the code handed out: the flaws are not wrong answers.
-    from grader.labs.lab4_server_integration import same_answers
+    from grader.labs.lab4_server_integration import gate
 
     with hosted(STARTING_CODE) as host:
-        same_answers(host)
+        assert gate(host).failure is None
+
+
+def test_the_gate_asks_its_questions_once_per_session() -> None:
+    with hosted(SOLUTION) as host:
+        calls = []
+        call = host.call
+        host.call = lambda tool, *args, **kwargs: calls.append(tool) or call(tool, *args, **kwargs)
+        for name in ("names_fit_in_plugin", "read_only_tools_say_so", "descriptions_get_tools_called"):
+            assert run_check(checks[name], host).passed, name
+    # The three searches over every page and the two outlines, for the first check only.
+    assert calls.count("search_articles") == len(BLOG.search("rag pitfalls")) // 10 + len(BLOG.search("kubernetes helm")) // 10 + len(BLOG.search("team")) // 10 + 3
+    assert calls.count("get_article") == 2
 
 
 def test_a_transient_check_leaves_the_search_index_up_again() -> None:
@@ -124,6 +136,33 @@ OUTLINE_RETURN = (
     "    return result(f\"{outline['title']} ({outline['published']}): {outline['summary']} Read it at {outline['url']}.\", outline)"
 )
 READ_ONLY = "READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)"
+PRIVATE_RESOURCE = '''
+
+
+@server.resource("blog://traffic", name="traffic", description="The SEO agent's traffic report.", mime_type="application/json")
+def traffic() -> str:
+    return str(BLOG.traffic_report(7))
+'''
+PRIVATE_PROMPT = '''
+
+
+@server.prompt()
+def traffic_review(days: str = "7") -> str:
+    """Review the blog's search traffic."""
+    return f"Review this traffic report and suggest topics: {BLOG.traffic_report(int(days))}"
+'''
+# The private tool stays on the server; only the listing leaves it out.
+HIDE_FROM_THE_LIST = '''
+
+_every_tool = server.list_tools
+
+
+async def public_tools_only():
+    return [tool for tool in await _every_tool() if tool.name in PUBLIC_TOOLS]
+
+
+server.list_tools = public_tools_only
+'''
 
 # (id, edits, the exact set of checks that must fail, a fragment of the first failing check's message)
 MISTAKES = [
@@ -176,6 +215,29 @@ MISTAKES = [
     ("oldest_first", (("hits = BLOG.search(query)", "hits = BLOG.search(query)[::-1]"),), ALL_CHECKS, "first difference at hit 1"),
     ("page_ignored", (("for a in hits[start:start + PAGE_SIZE]]", "for a in hits[:PAGE_SIZE]]"),), ALL_CHECKS, "A fix changed an answer"),
     ("next_page_never_ends", (("next_page = page + 1 if start + PAGE_SIZE < len(hits) else None", "next_page = page + 1"),), ALL_CHECKS, "nextPage null"),
+    # Flaws a check on the one case it names would miss: each is caught on the other cases of its kind.
+    ("private_report_as_a_resource", ((OUTLINE_RETURN, OUTLINE_RETURN + PRIVATE_RESOURCE),), {"only_public_tools"}, "resources/list lists blog://traffic"),
+    ("private_report_as_a_prompt", ((OUTLINE_RETURN, OUTLINE_RETURN + PRIVATE_PROMPT),), {"only_public_tools"}, "prompts/list lists traffic_review"),
+    ("private_tool_hidden_from_the_list", ((OUTLINE_RETURN, OUTLINE_RETURN + PRIVATE_TOOL + HIDE_FROM_THE_LIST),), {"only_public_tools"}, "calling it by name still answers"),
+    (
+        "later_pages_unbounded",
+        (
+            ("for a in hits[start:start + PAGE_SIZE]]", "for a in (hits[:PAGE_SIZE] if page == 1 else hits[start:])]"),
+            ("next_page = page + 1 if start + PAGE_SIZE < len(hits) else None", "next_page = 2 if page == 1 and len(hits) > PAGE_SIZE else None"),
+        ),
+        {"results_fit_the_context"},
+        'search_articles({"query": "team", "page": 2}) returns 86 articles on one page',
+    ),
+    (
+        "hits_without_title_and_date",
+        (
+            ("f\"- {h['slug']}: {h['title']} ({h['published']}): {h['snippet']}\"", "f\"- {h['slug']}: {h['snippet']}\""),
+            ('"slug": a["slug"], "title": a["title"], "published": a["published"], "snippet"', '"slug": a["slug"], "snippet"'),
+        ),
+        {"results_fit_the_context"},
+        "is {slug, title, published, snippet}",
+    ),
+    ("only_spaces_count_as_blank", (("    if not query.strip():", '    if not query.strip(" "):'),), {"failures_are_statuses"}, '"\\t \\n"'),
     ("outline_without_url", ((OUTLINE_RETURN, OUTLINE_RETURN.replace(", outline)", ", {k: v for k, v in outline.items() if k != 'url'})")),), ALL_CHECKS, "url"),
 ]
 
