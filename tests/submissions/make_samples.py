@@ -61,6 +61,94 @@ MISTAKES["lab1_error_results"] = {
             """return {"action": "retry", "reason": "Unknown failure; try again."}""",
         )
     ],
+    # Mistakes that hide from one example: each passes the case a check names and fails on others of its kind.
+    "business_code_fixed": [
+        (
+            """return error_result("business", message, code, False,""",
+            """return error_result("business", message, "REFUND_LIMIT_EXCEEDED", False,""",
+        )
+    ],
+    "empty_result_key_fixed": [
+        (""""structuredContent": {key: []}}""", """"structuredContent": {"orders": []}}"""),
+    ],
+    "validates_before_permission": [
+        (
+            """    if not desk.caller.can("refunds:write"):
+        return permission_error(f"Role {desk.caller.role} may not refund: it lacks refunds:write. Escalate.", "refunds:write", desk.caller.role)
+    if not ORDER_ID.match(order_id):
+        return validation_error(f"{order_id!r} is not an order id; they look like ORD-1234.", "order_id", "must match ORD-NNNN")
+    if amount_usd <= 0:
+        return validation_error(f"The refund amount must be positive; got {amount_usd}.", "amount_usd", "must be greater than 0")
+""",
+            """    if not ORDER_ID.match(order_id):
+        return validation_error(f"{order_id!r} is not an order id; they look like ORD-1234.", "order_id", "must match ORD-NNNN")
+    if amount_usd <= 0:
+        return validation_error(f"The refund amount must be positive; got {amount_usd}.", "amount_usd", "must be greater than 0")
+    if not desk.caller.can("refunds:write"):
+        return permission_error(f"Role {desk.caller.role} may not refund: it lacks refunds:write. Escalate.", "refunds:write", desk.caller.role)
+""",
+        )
+    ],
+    "search_without_permission_check": [
+        (
+            """def search_orders(desk, customer_email, status=None):
+    if not desk.caller.can("orders:read"):
+        return permission_error(f"Role {desk.caller.role} may not read orders: it lacks orders:read.", "orders:read", desk.caller.role)
+""",
+            """def search_orders(desk, customer_email, status=None):
+""",
+        )
+    ],
+    "refund_of_unknown_order_not_checked": [
+        (
+            """    if order is None:
+        return not_found_error(f"There is no order {order_id}; nothing was refunded.", "ORDER_NOT_FOUND")
+""",
+            "",
+        )
+    ],
+    "decide_reads_the_text": [
+        (
+            """    sc = result.get("structuredContent") or {}
+    category = sc.get("errorCategory")
+""",
+            """    sc = result.get("structuredContent") or {}
+    # The category, read from what the message says.
+    text = " ".join(block.get("text", "") for block in result.get("content") or []).lower()
+    category = None
+    for name, words in (("not_found", ("no order", "not found")), ("transient", ("timed out", "retry", "unavailable")),
+                        ("validation", ("must", "invalid")), ("permission", ("lacks", "permission")),
+                        ("business", ("exceeds", "policy", "closed"))):
+        if any(word in text for word in words):
+            category = name
+            break
+""",
+        )
+    ],
+    "retry_cap_fixed_in_recover": [
+        ("""action = decide(last, attempt, max_attempts)["action"]""", """action = decide(last, attempt)["action"]"""),
+    ],
+    "fails_over_on_any_error": [
+        (
+            """                if (last.get("structuredContent") or {}).get("errorCategory") == "transient":
+                    break
+                return escalate(item, last)
+""",
+            """                break
+""",
+        )
+    ],
+    "retry_count_per_item": [
+        (
+            """    for item in items:
+        last = None
+""",
+            """    for item in items:
+        last = None
+        retries = 0
+""",
+        ),
+    ],
 }
 
 
@@ -83,6 +171,33 @@ MISTAKES["lab2_scopes_expansion"] = {
     ],
     "secret_committed": [
         (""""headers": {"Authorization": "Bearer ${TRACKER_TOKEN}"},""", """"headers": {"Authorization": "Bearer trk_live_4f9a1c2e7b"},"""),
+    ],
+    # Mistakes that hide from one example: each passes the named cases and fails on generated ones.
+    "command_not_expanded": [
+        ("""    for key in ("command", "args", "env", "url", "headers"):""", """    for key in ("args", "env", "url", "headers"):"""),
+    ],
+    "url_expanded_as_a_local_field": [
+        ("""        blank = remote and key in ("url", "headers")""", """        blank = remote and key == "headers\""""),
+    ],
+    "values_expanded_again": [
+        (
+            """    return REFERENCE.sub(replace, text)""",
+            """    expanded = REFERENCE.sub(replace, text)
+    while expanded != text:  # expand what the values brought in too
+        text, expanded = expanded, REFERENCE.sub(replace, expanded)
+    return expanded""",
+        ),
+    ],
+    "bare_dollar_expanded": [
+        (
+            """    return REFERENCE.sub(replace, text)""",
+            """    text = REFERENCE.sub(replace, text)
+    # $VAR without braces too, as in the shell
+    return re.sub(r"\\$([A-Za-z_][A-Za-z0-9_]*)", lambda m: env.get(m.group(1), m.group(0)), text)""",
+        ),
+    ],
+    "not_configured_after_expansion": [
+        ("""                if entry["url"] == "":""", """                if expanded["url"] == "":"""),
     ],
 }
 
@@ -109,8 +224,33 @@ MISTAKES["lab3_tools_resources"] = {
             """def catalog() -> str:\n    if not STORE.runbooks:\n        raise ResourceError("There are no runbooks yet.")\n""",
         ),
     ],
+    # Mistakes that hide from one example: each passes the case a check names and fails on others of its kind.
+    "catalog_capped_at_twenty": [
+        ("""for r in STORE.runbooks]})""", """for r in STORE.runbooks[:20]]})"""),
+    ],
+    "catalog_with_the_steps": [
+        ("""{k: r[k] for k in ("id", "title", "service", "severity")}""", """dict(r)"""),
+    ],
+    "unknown_runbook_read_as_null": [
+        ("""    if found is None:\n        raise ResourceError(f"No runbook {runbook_id}")\n""", ""),
+    ],
+    "sev1_read_leaves_a_note": [
+        (
+            """    return json.dumps(found)""",
+            """    if found["severity"] == "sev1":\n        STORE.add_note("ALERT-1", f"{runbook_id} was opened.")\n    return json.dumps(found)""",
+        ),
+    ],
+    "acknowledged_by_a_fixed_person": [
+        ("""changed = STORE.acknowledge(alert_id, by)""", """changed = STORE.acknowledge(alert_id, "on-call")"""),
+    ],
+    "unknown_alert_raises": [
+        ("""    if alert_id not in ALERTS:\n        return unknown_alert(alert_id)\n    changed""", """    changed"""),
+        ("""    if alert_id not in ALERTS:\n        return unknown_alert(alert_id)\n    count""", """    count"""),
+    ],
 }
 
+
+OUTLINE_RETURN = """    return result(f"{outline['title']} ({outline['published']}): {outline['summary']} Read it at {outline['url']}.", outline)"""
 
 MISTAKES["lab4_server_integration"] = {
     "private_tool_left_in": [
@@ -142,6 +282,40 @@ MISTAKES["lab4_server_integration"] = {
     ],
     "fix_changes_answers": [
         ("start = (page - 1) * PAGE_SIZE", "start = page * PAGE_SIZE"),
+    ],
+    # Mistakes that hide from one example: each passes the case a check names and fails on others of its kind.
+    "private_report_as_a_resource": [
+        (
+            OUTLINE_RETURN,
+            OUTLINE_RETURN + '\n\n\n@server.resource("blog://traffic", name="traffic", description="The SEO agent\'s traffic report.", '
+            'mime_type="application/json")\ndef traffic() -> str:\n    return str(BLOG.traffic_report(7))',
+        )
+    ],
+    "private_report_as_a_prompt": [
+        (
+            OUTLINE_RETURN,
+            OUTLINE_RETURN + '\n\n\n@server.prompt()\ndef traffic_review(days: str = "7") -> str:\n    """Review the blog\'s search traffic."""\n'
+            '    return f"Review this traffic report and suggest topics: {BLOG.traffic_report(int(days))}"',
+        )
+    ],
+    "private_tool_hidden_from_the_list": [
+        (
+            OUTLINE_RETURN,
+            OUTLINE_RETURN + '\n\n\n@server.tool(annotations=READ_ONLY)\ndef seo_traffic_report(days: int = 7) -> dict:\n    """Traffic."""\n'
+            "    return BLOG.traffic_report(days)\n\n\n_every_tool = server.list_tools\n\n\nasync def public_tools_only():\n"
+            "    return [tool for tool in await _every_tool() if tool.name in PUBLIC_TOOLS]\n\n\nserver.list_tools = public_tools_only",
+        )
+    ],
+    "later_pages_unbounded": [
+        ("for a in hits[start:start + PAGE_SIZE]]", "for a in (hits[:PAGE_SIZE] if page == 1 else hits[start:])]"),
+        ("next_page = page + 1 if start + PAGE_SIZE < len(hits) else None", "next_page = 2 if page == 1 and len(hits) > PAGE_SIZE else None"),
+    ],
+    "hits_without_title_and_date": [
+        ("f\"- {h['slug']}: {h['title']} ({h['published']}): {h['snippet']}\"", "f\"- {h['slug']}: {h['snippet']}\""),
+        ('"slug": a["slug"], "title": a["title"], "published": a["published"], "snippet"', '"slug": a["slug"], "snippet"'),
+    ],
+    "only_spaces_count_as_blank": [
+        ("    if not query.strip():", '    if not query.strip(" "):'),
     ],
 }
 
