@@ -13,10 +13,16 @@ results and the submissions recorded in the gradebook, and grades only the rest.
 a submission or of the grader's code changes the key, so nothing stale is reused. Every
 submission is graded on its own, in a fresh learner host, so the results do not depend on the
 number of jobs or on the order in which they finish.
+
+No submission can end a batch: a grading that fails in the grader (an exception out of the checks'
+process, a worker process that dies, a Dask task that errs) makes that submission "not graded", with
+why, and the batch goes on; a dead worker is replaced. A submission not graded is not stored, so the
+next run tries it again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -24,14 +30,15 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, CancelledError, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, TextIO
 
-from grader.checking import CheckResult
+from grader.checking import CheckResult, capped, exception_words, neutral
 
 STORE = ".grading"  # under the course folder
 # Fault injection for the resumability tests: the process kills itself (SIGKILL, no clean-up) after
@@ -58,7 +65,8 @@ def result_key(lab: str, code: str, timeout: float | None = None) -> str:
     from grader.grading import CALL_TIMEOUT_SECONDS
 
     limit = "" if timeout in (None, CALL_TIMEOUT_SECONDS) else f"\0timeout={float(timeout)!r}"
-    return hashlib.sha256(f"{code_version()}\0{lab}\0{code}{limit}".encode()).hexdigest()
+    # surrogatepass: a notebook's JSON may hold lone surrogates ("\\ud800"), which are not UTF-8 text.
+    return hashlib.sha256(f"{code_version()}\0{lab}\0{code}{limit}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,30 @@ class Task:
     @property
     def key(self) -> str:
         return result_key(self.lab, self.code, self.timeout)
+
+
+@dataclass(frozen=True)
+class NotGraded:
+    """A submission the grader could not grade: why, in words, ending in what the instructor should do."""
+
+    reason: str
+
+
+def grading_failed(exc: BaseException) -> NotGraded:
+    """Why a grading failed in the grader itself (not in the learner's code, whose failures are check results)."""
+    if isinstance(exc, BrokenProcessPool):
+        what = "the worker process grading it stopped before it finished (killed, or out of memory?)"
+    else:
+        what = f"the grader failed while grading it ({exception_words(exc)})"
+    return NotGraded(
+        capped(
+            neutral(
+                f"{what}; this is not a mark, and nothing was recorded for it. It may pass on a second try (if it "
+                "fails the same way again, keep the submission and this message for the grader's maintainers): "
+                "autograde again."
+            )
+        )
+    )
 
 
 class ResultStore:
@@ -196,14 +228,18 @@ def grade_all(
     jobs: int | None = None,
     scheduler: str | None = None,
     progress: Progress | None = None,
-) -> dict[tuple[str, str], list[CheckResult]]:
+    grade: Callable[..., list[dict[str, Any]]] = grade_task,
+) -> dict[tuple[str, str], list[CheckResult] | NotGraded]:
     """Grade every task whose results are not stored yet; return the results of all, keyed (student, lab).
 
     ``jobs`` worker processes on this machine (default: the number of cores), or the Dask cluster
-    whose scheduler is at ``scheduler``. Each result is stored as soon as it arrives.
+    whose scheduler is at ``scheduler``. Each result is stored as soon as it arrives. A task whose
+    grading fails in the grader comes back as ``NotGraded`` (not stored: the next run tries it again),
+    and the others are graded all the same. ``grade(lab, code, timeout)`` grades one task (a module-level
+    function, so worker processes can import it).
     """
     tasks = list(tasks)
-    results: dict[tuple[str, str], list[CheckResult]] = {}
+    results: dict[tuple[str, str], list[CheckResult] | NotGraded] = {}
     todo: list[Task] = []
     for task in tasks:
         stored = store.get(task.lab, task.student, task.key)
@@ -214,10 +250,18 @@ def grade_all(
     if progress:
         progress.advance(len(tasks) - len(todo))
 
-    def arrived(task: Task, data: list[dict[str, Any]]) -> None:
-        graded = [CheckResult(**r) for r in data]
-        store.put(task.lab, task.student, task.key, graded)
-        results[task.student, task.lab] = graded
+    def settle(task: Task, outcome: Callable[[], list[dict[str, Any]]]) -> None:
+        """Take one task's outcome: its results stored, or why it was not graded. Nothing it raises ends the batch."""
+        try:
+            graded = [CheckResult(**r) for r in outcome()]
+        except Exception as exc:  # noqa: BLE001 - an error of the worker, the pool, Dask, or the data it sent
+            results[task.student, task.lab] = grading_failed(exc)
+        else:
+            results[task.student, task.lab] = graded
+            try:
+                store.put(task.lab, task.student, task.key, graded)
+            except OSError:  # a store that cannot be written: the results are still returned, and recorded from them
+                pass
         if progress:
             progress.advance()
         maybe_kill("checks", len(results))
@@ -225,12 +269,12 @@ def grade_all(
     if not todo:
         return results
     if scheduler:
-        _on_dask(todo, scheduler, arrived)
+        _on_dask(todo, scheduler, settle, grade)
     elif (jobs or default_jobs()) == 1:
         for task in todo:
-            arrived(task, grade_task(task.lab, task.code, task.timeout))
+            settle(task, lambda task=task: grade(task.lab, task.code, task.timeout))
     else:
-        _on_pool(todo, jobs or default_jobs(), arrived)
+        _on_pool(todo, jobs or default_jobs(), settle, grade)
     return results
 
 
@@ -246,22 +290,58 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-def _on_pool(todo: list[Task], jobs: int, arrived: Callable[[Task, list], None]) -> None:
+def _worker() -> ProcessPoolExecutor:
     # "spawn": the grader may hold threads (MCP sessions), and forking a threaded process is unsafe.
-    workers = min(jobs, len(todo))
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_die_with, initargs=(os.getpid(),)) as pool:
-        pending = {pool.submit(grade_task, t.lab, t.code, t.timeout): t for t in todo}
-        while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+    return ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=_die_with, initargs=(os.getpid(),))
+
+
+def _on_pool(todo: list[Task], jobs: int, settle: Callable, grade: Callable) -> None:
+    """Grade on ``jobs`` worker processes, each a pool of its own with one task at a time: when a worker dies,
+    the task it held is the one that was lost (not graded), and a fresh worker takes over the rest."""
+    queue = list(reversed(todo))
+    workers = [_worker() for _ in range(min(jobs, len(todo)))]
+    running: dict[Any, tuple[Task, int]] = {}
+
+    def give(slot: int) -> None:
+        while queue:
+            task = queue.pop()
+            try:
+                running[workers[slot].submit(grade, task.lab, task.code, task.timeout)] = (task, slot)
+                return
+            except Exception as exc:  # noqa: BLE001 - the worker broke between two tasks, or cannot start
+                workers[slot].shutdown(wait=False, cancel_futures=True)
+                workers[slot] = _worker()
+                settle(task, _raise(exc))
+
+    try:
+        for slot in range(len(workers)):
+            give(slot)
+        while running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
-                arrived(pending.pop(future), future.result())
+                task, slot = running.pop(future)
+                if isinstance(future.exception(), BrokenProcessPool):
+                    workers[slot].shutdown(wait=False, cancel_futures=True)
+                    workers[slot] = _worker()
+                settle(task, future.result)
+                give(slot)
+    finally:
+        for worker in workers:
+            worker.shutdown(wait=True, cancel_futures=True)
+
+
+def _raise(exc: Exception) -> Callable[[], Any]:
+    def again() -> Any:
+        raise exc
+
+    return again
 
 
 class SchedulerUnavailable(RuntimeError):
     """Dask is not installed, or its scheduler cannot be reached; the message says what to do."""
 
 
-def _on_dask(todo: list[Task], scheduler: str, arrived: Callable[[Task, list], None]) -> None:
+def _on_dask(todo: list[Task], scheduler: str, settle: Callable, grade: Callable) -> None:
     try:
         from dask.distributed import Client, as_completed
     except ImportError:
@@ -278,6 +358,19 @@ def _on_dask(todo: list[Task], scheduler: str, arrived: Callable[[Task, list], N
         ) from None
     with client:
         # pure=False: two submissions with the same code are still two tasks, each graded on its own.
-        futures = {client.submit(grade_task, t.lab, t.code, t.timeout, pure=False): t for t in todo}
+        futures = {}
+        for task in todo:
+            try:
+                futures[client.submit(grade, task.lab, task.code, task.timeout, pure=False)] = task
+            except Exception as exc:  # noqa: BLE001 - a task Dask cannot take (its data cannot be sent)
+                settle(task, _raise(exc))
         for future in as_completed(futures):
-            arrived(futures[future], future.result())
+            settle(futures[future], lambda future=future: _dask_result(future))
+
+
+def _dask_result(future) -> list[dict[str, Any]]:
+    """A Dask task's result; its error (a worker lost, the task cancelled) raised as an Exception."""
+    try:
+        return future.result()
+    except (CancelledError, asyncio.CancelledError) as exc:  # asyncio's is a BaseException
+        raise RuntimeError(f"the Dask task was cancelled ({exc or 'its worker or the scheduler went away'})") from None

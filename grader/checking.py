@@ -8,12 +8,17 @@ for ("retries business errors"), for the cohort report.
 
 from __future__ import annotations
 
+import os
+import re
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT
 
 from grader.taxonomy import result_text
 
@@ -31,6 +36,56 @@ class Check:
     run: Callable[[Any], None]
 
 
+MESSAGE_LIMIT = 2000  # characters of one check's message; what a learner's code puts in one can be far longer
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+@cache
+def _private_folders() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """Folders of the grading machine a message must not show, each with the word shown instead, most specific first.
+
+    The repository (the course's code, where lab 2's servers run), the temporary folders where hosts and
+    their servers run, and the home folder.
+    """
+    folders: list[tuple[str, str, str]] = []  # (path, what follows it, word)
+    for path in {str(REPOSITORY), os.path.realpath(REPOSITORY)}:
+        folders.append((path, "", "<course>"))
+    for path in {tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir())}:
+        folders.append((path, r"/[^/\s'\"]+", "<scratch>"))  # a scratch folder: the temporary folder and its first part
+    home = os.path.expanduser("~")
+    if home not in ("", "/", "~"):
+        folders.append((home, "", "~"))
+    folders.sort(key=lambda folder: len(folder[0]), reverse=True)
+    return tuple((re.compile(re.escape(path) + tail + r"(?![\w.-])"), word) for path, tail, word in folders)
+
+
+def neutral(text: str, folders: dict[str, str] | None = None) -> str:
+    """``text`` with the grading machine's folders (the repository, temporary folders, the home folder, and
+    ``folders``: path -> word, e.g. the course folder) replaced by neutral words such as ``<course>``."""
+
+    def private(text: str) -> str:
+        for pattern, word in _private_folders():
+            text = pattern.sub(lambda _, word=word: word, text)
+        return text
+
+    extra = sorted((folders or {}).items(), key=lambda item: len(item[0]), reverse=True)
+    for path, word in extra:
+        path = path.rstrip("/")
+        if path:
+            # The folder as written, and as a message already cleaned of the machine's folders shows it.
+            for form in dict.fromkeys((path, private(path))):
+                text = re.sub(re.escape(form) + r"(?![\w.-])", lambda _, word=word: word, text)
+    return private(text)
+
+
+def capped(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``text`` cut to at most ``limit`` characters, saying how much was left out (a cut text is not cut again)."""
+    if len(text) <= limit:
+        return text
+    keep = limit - 60  # room for the note
+    return f"{text[:keep].rstrip()} … (message cut: {len(text) - keep} more characters)"
+
+
 @dataclass(frozen=True)
 class CheckResult:
     name: str
@@ -39,6 +94,12 @@ class CheckResult:
     message: str
     # True when the learner host hung or died during the check: it must be restarted.
     host_lost: bool = False
+
+    def __post_init__(self) -> None:
+        # Whatever made it, a message shows no folder of the grading machine and stays short enough for a
+        # feedback page and a gradebook cell, however long the text the learner's code produced.
+        message = self.message if isinstance(self.message, str) else str(self.message)
+        object.__setattr__(self, "message", capped(neutral(message)))
 
     @property
     def score(self) -> float:
@@ -89,10 +150,49 @@ def load_error_note(session: Any) -> str:
 
 TIMED_OUT = "Your code did not answer in time (an endless loop, or a wait that never ends?)."
 HOST_DIED = "The lab server stopped while running your code (did it exit, or crash?)."
+NOT_SENT = (
+    "The lab server could not send back what your code returned (a value nested too deeply, or not JSON data?): "
+    "check that each tool returns the shape the lab asks for."
+)
+
+
+def exception_words(exc: BaseException, limit: int = 200) -> str:
+    """``Type: message`` of an exception on one line, cut short: a learner's value can make the message huge."""
+    name = type(exc).__name__
+    if isinstance(exc, MemoryError):
+        return f"{name}: it is too large to handle"
+    try:
+        text = " ".join(str(exc).split())
+    except Exception:  # noqa: BLE001 - an exception whose text cannot even be made
+        text = ""
+    if len(text) > limit:
+        text = text[:limit].rstrip() + " …"
+    return f"{name}: {text}" if text else name
+
+
+def could_not_judge(exc: Exception) -> str:
+    """The message of a check that broke on what the learner's code returned, in words, never a traceback."""
+    return (
+        f"The grader could not judge what your code returned ({exception_words(exc)}): "
+        "check that each tool returns the shape the lab asks for."
+    )
+
+
+def _connection_lost(exc: BaseException) -> bool:
+    """The session's stream to the host broke: the host is gone, whatever raised it."""
+    import anyio
+
+    return isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, BrokenPipeError, ConnectionError))
 
 
 def run_check(check: Check, session: Any) -> CheckResult:
-    """Run one check; whatever the learner's code does, the outcome is a CheckResult."""
+    """Run one check; whatever the learner's code does, the outcome is a CheckResult.
+
+    A check that breaks on what the learner's code returned (a list where it indexes a dict, a value it
+    cannot hash, compare or decode, one nested too deeply, one too large) fails with a sentence saying so;
+    the session is then counted as lost, so the next check gets a fresh host. Only the grader's own
+    interruption (KeyboardInterrupt, SystemExit) goes through.
+    """
 
     def failed(message: str, host_lost: bool = False) -> CheckResult:
         return CheckResult(check.name, check.points, False, message + load_error_note(session), host_lost)
@@ -108,7 +208,13 @@ def run_check(check: Check, session: Any) -> CheckResult:
             return failed(TIMED_OUT, host_lost=True)
         if exc.code == CONNECTION_CLOSED:
             return failed(HOST_DIED, host_lost=True)
+        if exc.code == INTERNAL_ERROR:
+            return failed(NOT_SENT)
         return failed(exc.message)
+    except Exception as exc:  # noqa: BLE001 - anything else a learner's value can make a check raise
+        if _connection_lost(exc):
+            return failed(HOST_DIED, host_lost=True)
+        return failed(could_not_judge(exc), host_lost=True)
     return CheckResult(check.name, check.points, True, check.title)
 
 

@@ -146,15 +146,14 @@ def positive_seconds(text: str) -> float:
 
 def cmd_autograde(args: argparse.Namespace) -> int:
     from grader.batch import SchedulerUnavailable
-    from grader.pipeline import format_gradebook
+    from grader.pipeline import format_gradebook, format_not_graded
 
     course = _course(args)
     if args.lab:
         course.check_lab(args.lab)
     course.check_gradebook()
     pairs = course.collect(args.submissions)
-    for problem in course.skipped:
-        print(f"skipped {problem}", file=sys.stderr)
+    skipped = [o for o in course.skipped if not args.lab or o.lab == args.lab]
     if args.lab:
         pairs = [(s, lab) for s, lab in pairs if lab == args.lab]
         if not pairs:
@@ -168,15 +167,20 @@ def cmd_autograde(args: argparse.Namespace) -> int:
         )
     except SchedulerUnavailable as exc:
         raise UsageError(str(exc)) from None
-    failed = [o for o in outcomes if not o.ok]
+    course.record_outcomes(skipped)
+    failed = [o for o in outcomes if not o.ok] + skipped
     for o in failed:
-        print(f"could not grade {o.student}/{o.lab}: {o.message}", file=sys.stderr)
-    print(f"autograded {len(outcomes) - len(failed)} of {len(outcomes)} submission(s)")
+        print(f"not graded {o.student}/{o.lab}: {o.message}", file=sys.stderr)
+    graded = sum(o.ok for o in outcomes)
+    print(f"autograded {graded} of {len(outcomes) + len(skipped)} submission(s)")
     print(format_gradebook(course.gradebook()))
-    if failed or course.skipped:
+    listed = format_not_graded(course.not_graded())
+    if listed:
+        print(f"\n{listed}")
+    if failed:
         print(
-            f"{len(outcomes) - len(failed)} submission(s) were graded and saved in the gradebook; fix or replace the "
-            f"{len(failed) + len(course.skipped)} above as each line says and run autograde again.",
+            f"{graded} submission(s) were graded and saved in the gradebook; {len(failed)} were not graded: "
+            "fix or replace each as its line above says and run autograde again.",
             file=sys.stderr,
         )
     return 1 if failed else 0
@@ -189,6 +193,9 @@ def cmd_feedback(args: argparse.Namespace) -> int:
     paths, failures = course.feedback(pairs)
     for path in paths:
         print(f"feedback {path}")
+    # A submission that was not graded gets a page saying so and why, never one that reads as a score of 0.
+    for o, note in course.not_graded_notes():
+        print(f"not graded {o.student}/{o.lab}, so {note} says so instead of feedback: {o.message}")
     for o in failures:
         print(f"no feedback for {o.student}/{o.lab}: {o.message}", file=sys.stderr)
     if failures:
@@ -206,9 +213,13 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_gradebook(args: argparse.Namespace) -> int:
-    from grader.pipeline import format_gradebook
+    from grader.pipeline import format_gradebook, format_not_graded
 
-    print(format_gradebook(_course(args).gradebook()))
+    course = _course(args)
+    print(format_gradebook(course.gradebook()))
+    listed = format_not_graded(course.not_graded())
+    if listed:
+        print(f"\n{listed}")
     return 0
 
 
@@ -241,7 +252,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     outcomes = course.autograde(pairs, progress=sys.stderr)
     for o in outcomes:
         if not o.ok:
-            print(f"could not grade {o.student}/{o.lab}: {o.message}", file=sys.stderr)
+            print(f"not graded {o.student}/{o.lab}: {o.message}", file=sys.stderr)
     _, failures = course.feedback(pairs)
     for o in failures:
         print(f"no feedback for {o.student}/{o.lab}: {o.message}", file=sys.stderr)
@@ -358,7 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--to", type=Path, default=Path("grades.csv"), help="The CSV file to write (default grades.csv).")
     p.set_defaults(run=cmd_export)
 
-    p = with_course(sub.add_parser("gradebook", help="Print every graded submission's score."))
+    p = with_course(sub.add_parser("gradebook", help="Print every graded submission's score, and what was not graded, with why."))
     p.set_defaults(run=cmd_gradebook)
 
     p = with_course(

@@ -12,6 +12,8 @@ gradebook, formgrader, feedback and export work unchanged.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from nbformat.v4 import new_code_cell, new_output
 from nbgrader import utils
 from nbgrader.converters import GenerateAssignment
@@ -31,7 +33,7 @@ from nbconvert.preprocessors import ClearMetadataPreprocessor
 from traitlets import Float, Unicode
 from traitlets.config import Config
 
-from grader.checking import CheckResult
+from grader.checking import CheckResult, exception_words, neutral
 from grader.grading import CALL_TIMEOUT_SECONDS, grade_code
 from grader.labs import LAB_MODULES, lab_checks
 from grader.notebook import answer_code
@@ -55,6 +57,10 @@ def verdict_outputs(result: CheckResult) -> list:
     ]
 
 
+class GradingFailed(RuntimeError):
+    """The checks could not be run on a submission, for a reason of the grader's: nbgrader records nothing for it."""
+
+
 class TrustedChecks(NbGraderPreprocessor):
     """Run the lab's checks outside the learner's kernel and write their verdicts into the graded cells."""
 
@@ -62,6 +68,7 @@ class TrustedChecks(NbGraderPreprocessor):
     results_dir = Unicode(
         "", help="Folder of check results graded ahead (grader.batch.ResultStore); empty: always run the checks here."
     ).tag(config=True)
+    course_root = Unicode("", help="The course folder, which no verdict may show (it is shown as <course>).").tag(config=True)
 
     def results(self, lab: str, student: str, code: str, names: list[str]) -> dict[str, CheckResult]:
         """The checks' results: stored ones when a batch graded this very code ahead, else graded now."""
@@ -72,10 +79,20 @@ class TrustedChecks(NbGraderPreprocessor):
         stored = store.get(lab, student, key) if store else None
         if stored is not None:
             return {r.name: r for r in stored}
-        graded = grade_code(lab, code, names, timeout=self.call_timeout)
+        try:
+            graded = grade_code(lab, code, names, timeout=self.call_timeout)
+        except Exception as exc:  # noqa: BLE001 - a failure of the grader, not a verdict on the learner's code
+            # Raised, nbgrader fails this submission alone and records no score for it.
+            raise GradingFailed(f"The grader failed while running the checks ({exception_words(exc)})") from None
         if store and [r.name for r in graded] == list(lab_checks(lab).checks):
             store.put(lab, student, key, graded)
         return {r.name: r for r in graded}
+
+    def shown(self, result: CheckResult) -> CheckResult:
+        """The result as the learner sees it: without the course's folder."""
+        if not self.course_root:
+            return result
+        return replace(result, message=neutral(result.message, {self.course_root: "<course>"}))
 
     def preprocess(self, nb, resources):
         lab = resources["nbgrader"]["assignment"]
@@ -93,7 +110,7 @@ class TrustedChecks(NbGraderPreprocessor):
             result = results.get(grade_id) or CheckResult(
                 grade_id, float(cell.metadata.nbgrader.get("points", 0)), False, f"No check is named {grade_id!r} in {lab}."
             )
-            cell.outputs = verdict_outputs(result)
+            cell.outputs = verdict_outputs(self.shown(result))
             cell.execution_count = 1
         return nb, resources
 

@@ -4,23 +4,35 @@ A thin layer: each step is nbgrader's own (``generate_assignment``, ``autograde`
 ``generate_feedback``, the CSV export plugin), configured by ``grader.course``. What
 this adds is checking the inputs first and saying in one sentence what to do when
 they are wrong, and one submission's failure never stops the others.
+
+A submission that cannot be graded (a file that is not a notebook, one nbgrader refuses, a lab the
+course does not have, a grading that failed in the grader) is "not graded": it shows no score (whatever
+the gradebook held for it is taken out), and it is listed with why and what to do in
+``<course>/.grading/not_graded.json``, which each autograde run keeps in step. The gradebook command,
+the feedback (a page saying so instead of a score) and the cohort report all show that list.
 """
 
 from __future__ import annotations
 
+import hashlib
+import html
+import json
 import logging
 import os
+import re
 import shutil
 import sqlite3
 import sys
 import warnings
+from collections.abc import Iterable
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
 from traitlets.config import Config
 
+from grader.checking import capped, exception_words, neutral
 from grader.course import configure
 from grader.grading import grade_code
 from grader.labs import LAB_MODULES, UnknownLab
@@ -37,10 +49,19 @@ class PipelineError(Exception):
 
 @dataclass(frozen=True)
 class Outcome:
+    """What became of one submission: graded (``ok``), or not graded, with why and what to do (``message``)."""
+
     student: str
     lab: str
     ok: bool
     message: str = ""
+
+
+NOT_GRADED = "not_graded.json"  # under the course's grading store (grader.batch.STORE)
+UNFINISHED = (
+    "its autograde did not finish, so the gradebook holds it without scores (the run was stopped?). "
+    "Autograde it again."
+)
 
 
 def _quiet_nbgrader() -> None:
@@ -67,7 +88,7 @@ class Course:
                 f"{self.root} is not a course folder: it has no source/ folder. "
                 f"Pass --course with the folder that holds source/ (the repository's is {DEFAULT_COURSE})."
             )
-        self.skipped: list[str] = []  # what the last collect() passed over, and why
+        self.skipped: list[Outcome] = []  # what the last collect() passed over, and why
         _quiet_nbgrader()
         _tools_on_path()
 
@@ -92,6 +113,7 @@ class Course:
         config.CourseDirectory.root = str(self.root)
         # Check results a batch graded ahead are recorded as they are, not graded again.
         config.TrustedChecks.results_dir = str(ResultStore.of_course(self.root).root)
+        config.TrustedChecks.course_root = str(self.root)
         if call_timeout is not None:
             config.TrustedChecks.call_timeout = float(call_timeout)
         coursedir = CourseDirectory(config=config)
@@ -146,18 +168,24 @@ class Course:
         if not submissions.is_dir():
             raise PipelineError(f"{submissions} is not a folder. Give a folder laid out as <student>/<lab>/<lab>.ipynb.")
         pairs = []
-        problems = []
+        problems: list[Outcome] = []
         for student_dir in sorted(p for p in submissions.iterdir() if p.is_dir() and not p.name.startswith(".")):
             for lab_dir in sorted(p for p in student_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
-                if lab_dir.name not in LAB_MODULES:
-                    problems.append(f"{lab_dir}: there is no lab named {lab_dir.name!r} (rename the folder to one of: {', '.join(sorted(LAB_MODULES))})")
+                student, lab = student_dir.name, lab_dir.name
+                if lab not in LAB_MODULES:
+                    problems.append(Outcome(student, lab, False, (
+                        f"there is no lab named {lab!r}: rename the folder {student}/{lab} to one of: "
+                        f"{', '.join(sorted(LAB_MODULES))}, then autograde again."
+                    )))
                     continue
                 if not any(lab_dir.glob("*.ipynb")):
-                    problems.append(f"{lab_dir}: no notebook in it (put the student's {lab_dir.name}.ipynb there)")
+                    problems.append(Outcome(student, lab, False, (
+                        f"its folder holds no notebook: put the student's {lab}.ipynb in {student}/{lab}, then autograde again."
+                    )))
                     continue
-                pairs.append((student_dir.name, lab_dir.name))
+                pairs.append((student, lab))
         if not pairs:
-            detail = f" ({'; '.join(problems)})" if problems else ""
+            detail = f" ({'; '.join(f'{p.student}/{p.lab}: {p.message}' for p in problems)})" if problems else ""
             raise PipelineError(
                 f"{submissions} holds no submissions{detail}. Lay it out as <student>/<lab>/<lab>.ipynb, "
                 f"with labs among: {', '.join(sorted(LAB_MODULES))}."
@@ -186,29 +214,53 @@ class Course:
 
         ``jobs`` worker processes (default: the number of cores), or the Dask cluster at ``scheduler``;
         ``progress``: where to write progress lines (None: nowhere). A rerun after a kill grades only
-        what was not finished; the outcomes come back in the order of ``pairs``.
+        what was not finished; the outcomes come back in the order of ``pairs``. Nothing one submission
+        holds stops the others: what cannot be graded is an outcome that says why (and is listed as not
+        graded, ``not_graded()``).
         """
-        from grader.batch import Progress, ResultStore, Task, grade_all, maybe_kill
+        from grader.batch import NotGraded, Progress, ResultStore, Task, grade_all, maybe_kill
 
-        for lab in sorted({lab for _, lab in pairs}):
-            if not self.released(lab):
-                raise PipelineError(f"{lab} has not been released in {self.root}: run `python -m grader release {lab}` first.")
+        labs = sorted({lab for _, lab in pairs})
+        unreleased = {lab for lab in labs if not self.released(lab)}
+        if labs and unreleased == set(labs):  # nothing could be graded: the course is not ready
+            lab = labs[0]
+            raise PipelineError(f"{lab} has not been released in {self.root}: run `python -m grader release {lab}` first.")
         outcomes: dict[tuple[str, str], Outcome] = {}
         tasks = []
+        recorded_as: dict[tuple[str, str], str] = {}
         for student, lab in pairs:
+            if lab in unreleased:
+                outcomes[student, lab] = Outcome(student, lab, False, (
+                    f"{lab} has not been released in this course, so there is nothing to grade it against: "
+                    f"run `python -m grader release {lab}`, then autograde again."
+                ))
+                continue
             notebook = self.root / "submitted" / student / lab / f"{lab}.ipynb"
             if not notebook.exists():
-                outcomes[student, lab] = Outcome(student, lab, False, f"no {lab}.ipynb in the submission (it was given another name?)")
+                outcomes[student, lab] = Outcome(student, lab, False, (
+                    f"its folder holds no {lab}.ipynb (was it given another name?): rename the student's notebook "
+                    f"to {lab}.ipynb, then autograde again."
+                ))
                 continue
             try:
-                nb = read_notebook(notebook)
+                code = answer_code(read_notebook(notebook))
+                code.encode("utf-8")
             except NotANotebook as exc:
                 outcomes[student, lab] = Outcome(student, lab, False, _not_a_notebook(notebook, exc))
                 continue
-            tasks.append(Task(student, lab, answer_code(nb), call_timeout))
+            except UnicodeEncodeError as exc:
+                outcomes[student, lab] = Outcome(student, lab, False, _not_text(lab, exc))
+                continue
+            except Exception as exc:  # noqa: BLE001 - cells whose shape nbformat let through
+                outcomes[student, lab] = Outcome(student, lab, False, _unreadable_cells(lab, exc))
+                continue
+            tasks.append(Task(student, lab, code, call_timeout))
+            # What nbgrader recorded depends on the whole notebook, not on the answer code alone: a notebook
+            # resubmitted with the same code but other cells (one nbgrader now refuses) is recorded again.
+            recorded_as[student, lab] = hashlib.sha256(tasks[-1].key.encode() + notebook.read_bytes()).hexdigest()
 
         store = ResultStore.of_course(self.root)
-        grade_all(
+        graded = grade_all(
             tasks,
             store,
             jobs=jobs,
@@ -221,24 +273,130 @@ class Course:
         api = None
         for n, task in enumerate(tasks, start=1):
             student, lab = task.student, task.lab
+            checks = graded.get((student, lab))
             done = (
                 (student, lab) in already
-                and store.is_marked_recorded(lab, student, task.key)
+                and store.is_marked_recorded(lab, student, recorded_as[student, lab])
                 and (self.root / "autograded" / student / lab / f"{lab}.ipynb").exists()
             )
-            if done:
+            if isinstance(checks, NotGraded):
+                outcomes[student, lab] = Outcome(student, lab, False, checks.reason)
+            elif done:
                 outcomes[student, lab] = Outcome(student, lab, True)
             else:
                 store.forget_recorded(lab, student)
-                api = api or self.api(call_timeout)
-                result = api.autograde(lab, student)
+                try:
+                    api = api or self.api(call_timeout)
+                    result = api.autograde(lab, student)
+                except Exception as exc:  # noqa: BLE001 - nbgrader raising instead of reporting a failure
+                    result = {"success": False, "log": "", "exception": exc}
                 if result["success"]:
-                    store.mark_recorded(lab, student, task.key)
+                    store.mark_recorded(lab, student, recorded_as[student, lab])
                 outcomes[student, lab] = Outcome(student, lab, result["success"], "" if result["success"] else _not_graded(lab, result))
             if recording:
                 recording.advance()
             maybe_kill("record", n)
-        return [outcomes[pair] for pair in pairs]
+        finished = [outcomes[pair] if outcomes[pair].ok else replace(outcomes[pair], message=self.neutral(outcomes[pair].message)) for pair in pairs]
+        self.record_outcomes(finished)
+        return finished
+
+    # --- what is not graded --------------------------------------------------------------
+
+    @property
+    def not_graded_path(self) -> Path:
+        from grader.batch import STORE
+
+        return self.root / STORE / NOT_GRADED
+
+    def _listed(self) -> dict[tuple[str, str], str]:
+        """The not-graded list as kept in the course: (student, lab) -> why (a damaged file reads as empty)."""
+        try:
+            data = json.loads(self.not_graded_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        entries = data.get("not_graded") if isinstance(data, dict) else None
+        listed = {}
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict) and all(isinstance(entry.get(k), str) for k in ("student", "lab", "why")):
+                listed[entry["student"], entry["lab"]] = entry["why"]
+        return listed
+
+    def record_outcomes(self, outcomes: Iterable[Outcome]) -> None:
+        """Keep the not-graded list in step with these outcomes: a submission graded now leaves it; one not
+        graded joins it, with why, and whatever the gradebook and earlier runs held for it is taken out, so no
+        score is shown for a notebook that was not graded."""
+        listed = self._listed()
+        not_graded = []
+        for o in outcomes:
+            if o.ok:
+                listed.pop((o.student, o.lab), None)
+            else:
+                listed[o.student, o.lab] = self.neutral(o.message)
+                not_graded.append((o.student, o.lab))
+        self._forget_grades(not_graded)
+        entries = [{"student": s, "lab": lab, "why": why} for (s, lab), why in sorted(listed.items(), key=lambda i: (i[0][1], i[0][0]))]
+        path = self.not_graded_path
+        text = json.dumps({"not_graded": entries}, indent=1, ensure_ascii=False)
+        try:
+            unchanged = path.read_text(encoding="utf-8") == text
+        except OSError:
+            unchanged = not entries  # nothing to list, and no list yet
+        if unchanged:
+            return  # a rerun that changes nothing writes nothing
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+
+    def neutral(self, text: str) -> str:
+        """``text`` without this machine's folders (the course's shown as ``<course>``), short enough to show."""
+        return capped(neutral(text, {str(self.root): "<course>"}))
+
+    def _forget_grades(self, pairs: list[tuple[str, str]]) -> None:
+        """Take out what the gradebook and the course folders hold for submissions that are not graded now."""
+        from nbgrader.api import MissingEntry
+
+        from grader.batch import ResultStore
+
+        if not pairs:
+            return
+        store = ResultStore.of_course(self.root)
+        for student, lab in pairs:
+            store.forget_recorded(lab, student)
+            for folder in ("autograded", "feedback"):
+                path = self.root / folder / student / lab
+                if path.is_dir() and path.resolve().is_relative_to(self.root / folder):
+                    shutil.rmtree(path)
+        if self.db_path.exists():
+            with self.open_gradebook() as gb:
+                for student, lab in pairs:
+                    try:
+                        gb.remove_submission(lab, student)
+                    except MissingEntry:  # never recorded, or a lab the gradebook does not have
+                        continue
+                    # Autograde made the student for this submission; left with none, nbgrader's CSV would list them at 0.
+                    if not gb.find_student(student).submissions:
+                        gb.remove_student(student)
+
+    def not_graded(self) -> list[Outcome]:
+        """Every submission of the course that has no score, with why and what to do, by lab then student: the
+        list autograde keeps, and any the gradebook holds without scores (an autograde that did not finish)."""
+        found = {pair: why for pair, why in self._listed().items()}
+        for pair in self._unscored_submissions():
+            found.setdefault(pair, UNFINISHED)
+        return [Outcome(s, lab, False, why) for (s, lab), why in sorted(found.items(), key=lambda i: (i[0][1], i[0][0]))]
+
+    def _unscored_submissions(self) -> set[tuple[str, str]]:
+        """(student, lab) of the submissions the gradebook holds with a check that has no score."""
+        if not self.db_path.exists():
+            return set()
+        with self.open_gradebook() as gb:
+            return {
+                (sub.student.id, assignment.name)
+                for assignment in gb.assignments
+                for sub in assignment.submissions
+                if _unscored(sub)
+            }
 
     def _recorded_submissions(self) -> set[tuple[str, str]]:
         """(student, lab) of every submission the gradebook holds."""
@@ -250,19 +408,43 @@ class Course:
     # --- after grading -------------------------------------------------------------------
 
     def feedback(self, pairs: list[tuple[str, str]]) -> tuple[list[Path], list[Outcome]]:
-        """Write feedback for each pair; return the pages written and the pairs that failed, with why."""
-        api = self.api()
+        """Write feedback for each pair; return the pages written and the pairs that failed, with why.
+
+        A pair listed as not graded gets a page saying so, and why, in place of feedback (never a page that
+        reads as a score of 0); it is among the failures, with the path of that page.
+        """
+        listed = {(o.student, o.lab): o.message for o in self.not_graded()}
+        api = None
         paths, failures = [], []
         for student, lab in pairs:
+            if (student, lab) in listed:
+                note = self.write_not_graded_note(student, lab, listed[student, lab])
+                failures.append(Outcome(student, lab, False, f"it was not graded, and {note} says so: {listed[student, lab]}"))
+                continue
             if not (self.root / "autograded" / student / lab / f"{lab}.ipynb").exists():
                 failures.append(Outcome(student, lab, False, "it has no autograded notebook, because its autograde did not finish"))
                 continue
+            api = api or self.api()
             result = api.generate_feedback(lab, student)
             if result["success"]:
                 paths.append(self.root / "feedback" / student / lab / f"{lab}.html")
             else:
                 failures.append(Outcome(student, lab, False, _last_line(result)))
         return paths, failures
+
+    def write_not_graded_note(self, student: str, lab: str, why: str) -> Path:
+        """The page a learner finds in place of feedback for a submission that was not graded."""
+        folder = self.root / "feedback" / student / lab
+        if folder.is_dir():
+            shutil.rmtree(folder)  # an earlier submission's feedback is not this one's
+        folder.mkdir(parents=True)
+        path = folder / f"{lab}.html"
+        path.write_text(not_graded_page(student, lab, self.neutral(why)), encoding="utf-8")
+        return path
+
+    def not_graded_notes(self) -> list[tuple[Outcome, Path]]:
+        """A page for each submission not graded, saying so and why; each with the page's path."""
+        return [(o, self.write_not_graded_note(o.student, o.lab, o.message)) for o in self.not_graded()]
 
     def export(self, to: Path) -> Path:
         from nbgrader.plugins import CsvExportPlugin
@@ -307,19 +489,20 @@ class Course:
                 pass  # opening reads the course table, which is what a damaged file fails at
 
     def gradebook(self) -> list[dict]:
-        """One row per graded submission: student, lab, score, max score."""
-        from nbgrader.api import MissingEntry
-
+        """One row per graded submission: student, lab, score, max score (what has no score is in not_graded())."""
         rows = []
         with self.open_gradebook() as gb:
             for assignment in gb.assignments:
-                for student in gb.students:
-                    try:
-                        sub = gb.find_submission(assignment.name, student.id)
-                    except MissingEntry:
+                for sub in assignment.submissions:
+                    if _unscored(sub):
                         continue
-                    rows.append({"student": student.id, "lab": assignment.name, "score": sub.score, "max_score": sub.max_score})
+                    rows.append({"student": sub.student.id, "lab": assignment.name, "score": sub.score, "max_score": sub.max_score})
         return sorted(rows, key=lambda r: (r["lab"], r["student"]))
+
+
+def _unscored(submission) -> bool:
+    """nbgrader records a submission before grading it: one whose grading did not finish has checks without a score."""
+    return any(g.auto_score is None and g.manual_score is None for nb in submission.notebooks for g in nb.grades)
 
 
 def _course_id() -> str:
@@ -346,11 +529,99 @@ def _not_a_notebook(notebook: Path, exc: NotANotebook) -> str:
     return f"{what}. Ask the student for the notebook as Jupyter saved it, put it in place of this one and autograde again."
 
 
+def _not_text(lab: str, exc: UnicodeEncodeError) -> str:
+    char = exc.object[exc.start : exc.end] if isinstance(exc.object, str) else ""
+    return (
+        f"its answer cells hold characters that are not text ({ascii(char)}, a lone surrogate, which no file can "
+        f"hold), so its code cannot be run. Ask the student to remove them and save {lab}.ipynb again in Jupyter, "
+        "put it in place of this one and autograde again."
+    )
+
+
+def _unreadable_cells(lab: str, exc: Exception) -> str:
+    return (
+        f"its cells cannot be read as a lab notebook's ({exception_words(exc)}); it was edited outside Jupyter? "
+        f"Ask the student for {lab}.ipynb as Jupyter saved it, put it in place of this one and autograde again."
+    )
+
+
+def _nbgrader_refusal(log: str) -> str | None:
+    """What nbgrader refused in a notebook, in words, from its log (None: not a refusal it explains)."""
+    # The message's own line, not the line of nbgrader's code that the traceback quotes.
+    checksum = re.findall(r"Inconsistent checksums for cell ([\w-]+)\s*$", log, re.MULTILINE)
+    if checksum:
+        return (
+            f"the locked cell {checksum[-1]!r} of the release was changed in a way it cannot undo: "
+            "its nbgrader metadata was edited"
+        )
+    if "Notebook failed to validate" in log:
+        unknown = re.findall(r"Cell '([^'\n]*)' does not exist in the database\s*$", log, re.MULTILINE)
+        if unknown:
+            return f"its nbgrader metadata is damaged: a cell carries the grade_id {unknown[0]!r}, which no cell of the released lab has"
+        details = [d for d in re.findall(r"ValidationError: ([^\n]+)$", log, re.MULTILINE) if "Notebook failed to validate" not in d]
+        detail = f" ({capped(details[0], 200)})" if details else ""
+        return f"its nbgrader metadata is damaged{detail}"
+    if re.search(r"use an? (newer|old) version", log):
+        return "its nbgrader metadata is of another version of nbgrader than the course's"
+    return None
+
+
 def _not_graded(lab: str, result: dict) -> str:
+    """Why nbgrader did not grade a submission, and what to do."""
+    if result.get("exception") is not None:
+        return (
+            f"nbgrader could not grade it ({exception_words(result['exception'])}). Check that it is the student's "
+            f"{lab} notebook with the graded cells left in place, then autograde again."
+        )
+    log = result.get("log") or ""
+    grader_failed = re.findall(r"GradingFailed: (.+)$", log, re.MULTILINE)
+    if grader_failed:  # grader.course.TrustedChecks could not run the checks: no fault of the notebook
+        return (
+            f"{grader_failed[-1].rstrip('.')}; this is not a mark, and nothing was recorded for it. It may pass on a "
+            "second try (if it fails the same way again, keep the submission and this message for the grader's "
+            "maintainers): autograde again."
+        )
+    refusal = _nbgrader_refusal(log)
+    if refusal:
+        return (
+            f"nbgrader could not grade it ({refusal}). Ask the student to copy their answers into a fresh copy of the "
+            f"released {lab}.ipynb (or put the notebook's nbgrader metadata back as released), put it in place of "
+            "this one and autograde again."
+        )
     return (
         f"nbgrader could not grade it ({_last_line(result)}). Check that it is the student's {lab} notebook "
         "with the graded cells left in place, then autograde again."
     )
+
+
+def not_graded_page(student: str, lab: str, why: str) -> str:
+    """A learner's page in place of feedback: the submission was not graded, why, and that this is no score."""
+    return (
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+        f"<title>{html.escape(lab)}: not graded</title>"
+        "<style>body{font-family:sans-serif;max-width:50em;margin:2em auto;padding:0 1em}</style></head><body>\n"
+        f"<h1>{html.escape(lab)}: not graded</h1>\n"
+        f"<p>The submission of {html.escape(student)} for {html.escape(lab)} was not graded, so it has no score yet: "
+        "this is not a score of 0.</p>\n"
+        f"<p>Why: {html.escape(why)}</p>\n"
+        "<p>Your instructor has the same note. Once a notebook that can be graded is in its place, it is graded "
+        "and this page is replaced by your feedback.</p>\n"
+        "</body></html>\n"
+    )
+
+
+def format_not_graded(outcomes: list[Outcome]) -> str:
+    """The not-graded section of the gradebook: student, lab, and why with what to do ("" when there is none)."""
+    if not outcomes:
+        return ""
+    width = max(len("student"), *(len(o.student) for o in outcomes))
+    lab_width = max(20, *(len(o.lab) for o in outcomes))
+    lines = [
+        f"Not graded ({len(outcomes)}): these have no score; do what each line says, then autograde them again.",
+        f"{'student':<{width}}  {'lab':<{lab_width}}  why",
+    ]
+    lines += [f"{o.student:<{width}}  {o.lab:<{lab_width}}  {o.message}" for o in outcomes]
+    return "\n".join(lines)
 
 
 def format_gradebook(rows: list[dict]) -> str:

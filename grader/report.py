@@ -3,7 +3,8 @@
 The numbers come from nbgrader's gradebook (one score per graded cell, named by its
 check); the words come from the labs' check registries (each check's ``mistake``).
 The report is written as HTML with its histograms embedded, or as Markdown with the
-histograms as PNG files beside it.
+histograms as PNG files beside it. Submissions that were not graded (``Course.not_graded``) are
+listed on their own, with why, and counted in no histogram, pass rate or mistake.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from matplotlib.ticker import MaxNLocator
 from grader.course import graded_cells
 from grader.labs import LAB_MODULES, lab_checks
 from grader.notebook import NotANotebook, read_notebook
-from grader.pipeline import Course, PipelineError
+from grader.pipeline import Course, Outcome, PipelineError
 
 FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
 TOP_MISTAKES = 10
@@ -86,7 +87,7 @@ class CohortReport:
     labs: list[LabSection] = field(default_factory=list)
     # lab, mistake, checks, made, submissions, share; most common first
     mistakes: pd.DataFrame = field(default_factory=pd.DataFrame)
-    unscored: list[tuple[str, str]] = field(default_factory=list)
+    not_graded: list[Outcome] = field(default_factory=list)  # by lab, then student; each with why
 
     @property
     def empty(self) -> bool:
@@ -144,9 +145,9 @@ def common_mistakes(grades: pd.DataFrame, sections: list[LabSection]) -> pd.Data
 
 
 def build_report(course: Course) -> CohortReport:
-    grades, unscored = read_grades(course)
+    grades, _ = read_grades(course)  # the unscored ones are among course.not_graded()
     sections = [lab_section(course, lab, lab_grades) for lab, lab_grades in grades.groupby("lab", sort=True)]
-    return CohortReport(course.root, sections, common_mistakes(grades, sections), unscored)
+    return CohortReport(course.root, sections, common_mistakes(grades, sections), course.not_graded())
 
 
 def histogram_png(section: LabSection) -> bytes:
@@ -174,11 +175,25 @@ def pct(x: float) -> str:
     return f"{100 * x:.0f} %"
 
 
+def not_graded_blocks(report: CohortReport) -> list[tuple]:
+    if not report.not_graded:
+        return []
+    return [
+        ("h2", "Not graded"),
+        (
+            "p",
+            f"{len(report.not_graded)} submission(s) were not graded, so they have no score and are counted in none of the "
+            "numbers of this report. Do what each line says, then autograde them again to count them.",
+        ),
+        ("table", ["student", "lab", "why"], [[o.student, o.lab, " ".join(o.message.split())] for o in report.not_graded], "lll"),
+    ]
+
+
 def blocks(report: CohortReport) -> list[tuple]:
     out: list[tuple] = [("h1", "Cohort report")]
     if report.empty:
         out.append(("p", report.empty_sentence))
-        return out
+        return out + not_graded_blocks(report)
     students = {s for section in report.labs for s in section.scores["student"]}
     total = sum(section.submissions for section in report.labs)
     out.append(("p", f"Course `{report.course}`: {total} graded submission(s) from {len(students)} student(s) in {len(report.labs)} lab(s)."))
@@ -201,16 +216,9 @@ def blocks(report: CohortReport) -> list[tuple]:
             "lrrrrrr",
         )
     )
-    if report.unscored:
-        names = ", ".join(f"{student}/{lab}" for lab, student in report.unscored)
-        out.append(
-            (
-                "p",
-                f"Not counted: {len(report.unscored)} submission(s) in the gradebook have checks without a score, because "
-                f"their autograde failed or their notebook lost its graded cells ({names}). Fix or replace them and "
-                "autograde them again to count them.",
-            )
-        )
+    if report.not_graded:
+        out.append(("p", f"Not counted: {len(report.not_graded)} submission(s) that were not graded (see Not graded)."))
+    out += not_graded_blocks(report)
 
     out.append(("h2", "Most common mistakes"))
     shown = report.mistakes.head(TOP_MISTAKES)

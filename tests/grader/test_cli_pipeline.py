@@ -70,33 +70,46 @@ def test_notebooks_that_are_not_notebooks_are_named_and_the_good_ones_graded(bat
     assert run.returncode == 1
     lines = run.stderr.splitlines()
     assert any(
-        line.startswith(f"could not grade garbage/{LAB}: {LAB}.ipynb is not a readable Jupyter notebook") for line in lines
+        line.startswith(f"not graded garbage/{LAB}: {LAB}.ipynb is not a readable Jupyter notebook") for line in lines
     ), lines
-    assert f"could not grade empty/{LAB}: {LAB}.ipynb is an empty file, not a readable Jupyter notebook." in run.stderr
-    assert "skipped " in run.stderr and "there is no lab named 'lab9_nothing' (rename the folder to one of: " in run.stderr
-    assert f"no notebook in it (put the student's {LAB}.ipynb there)" in run.stderr
-    assert lines[-1] == "2 submission(s) were graded and saved in the gradebook; fix or replace the 4 above as each line says and run autograde again."
-    assert "autograded 2 of 4 submission(s)" in run.stdout
+    assert f"not graded empty/{LAB}: {LAB}.ipynb is an empty file, not a readable Jupyter notebook." in run.stderr
+    assert "not graded ann/lab9_nothing: there is no lab named 'lab9_nothing': rename the folder ann/lab9_nothing to one of: " in run.stderr
+    assert f"not graded bob/{LAB}: its folder holds no notebook: put the student's {LAB}.ipynb in bob/{LAB}, then autograde again." in run.stderr
+    assert lines[-1] == (
+        "2 submission(s) were graded and saved in the gradebook; 4 were not graded: "
+        "fix or replace each as its line above says and run autograde again."
+    )
+    assert "autograded 2 of 6 submission(s)" in run.stdout
+    graded, not_graded = run.stdout.split("\nNot graded (4): ")
+    assert "garbage" not in graded and all(f"{student}  " in graded for student in GOOD)
+    assert {line.split()[0] for line in not_graded.splitlines()[2:]} == {"ann", "bob", "empty", "garbage"}
     assert {r["student"]: r["score"] for r in course.gradebook()} == GOOD
 
 
 @pytest.mark.parametrize("command", ["gradebook", "export", "feedback", "report"])
-def test_every_later_step_still_serves_the_good_submissions(batch, tmp_path, capfd, command):
+def test_every_later_step_still_serves_the_good_submissions_and_names_the_others(batch, tmp_path, capfd, command):
     course, _, _ = batch
     extra = {"export": ["--to", tmp_path / "grades.csv"], "report": ["--out", tmp_path / "report.md"]}.get(command, [])
     code, out, err = run_cli(capfd, command, "--course", course.root, *extra)
     assert (code, err) == (0, "")
+    not_graded = {"garbage", "empty", "ann", "bob"}
     if command == "gradebook":
-        assert all(f"{student}  " in out for student in GOOD) and "garbage" not in out
+        graded, listed = out.split("\nNot graded (4): ")
+        assert all(f"{student}  " in graded for student in GOOD) and "garbage" not in graded
+        assert {line.split()[0] for line in listed.splitlines()[2:]} == not_graded
     elif command == "export":
         rows = {row["student_id"]: float(row["score"]) for row in csv.DictReader((tmp_path / "grades.csv").open())}
         assert rows == GOOD
     elif command == "feedback":
-        pages = sorted(line.split()[1] for line in out.splitlines())
+        pages = sorted(line.split()[1] for line in out.splitlines() if line.startswith("feedback "))
         assert pages == sorted(str(course.root / "feedback" / s / LAB / f"{LAB}.html") for s in GOOD)
         assert all(Path(page).exists() for page in pages)
+        notes = [line for line in out.splitlines() if line.startswith("not graded ")]
+        assert {line.split()[2].split("/")[0] for line in notes} == not_graded
     else:
-        assert f"| {LAB} | 2 |" in (tmp_path / "report.md").read_text()
+        text = (tmp_path / "report.md").read_text()
+        assert f"| {LAB} | 2 |" in text
+        assert "## Not graded" in text and all(f"| {student} |" in text for student in not_graded)
 
 
 # --- wrong arguments --------------------------------------------------------------------------

@@ -208,7 +208,7 @@ def test_a_broken_submission_is_reported_and_loses_nothing_already_graded(tmp_pa
     (subs / "broken" / LAB / f"{LAB}.ipynb").write_text('{"cells": [ this is not json')
     code, out, err = run_cli(capsys, "autograde", str(subs), "--course", str(course.root))
     assert code == 1
-    assert "could not grade broken/lab1_error_results" in err and "not a readable Jupyter notebook" in err
+    assert "not graded broken/lab1_error_results" in err and "not a readable Jupyter notebook" in err
     assert "Traceback" not in err
     assert re.search(r"good\s+lab1_error_results\s+38/38", out)
     # The next batch, with the broken one fixed, keeps the earlier grade.
@@ -217,6 +217,7 @@ def test_a_broken_submission_is_reported_and_loses_nothing_already_graded(tmp_pa
     assert run_cli(capsys, "autograde", str(subs), "--course", str(course.root))[0] == 0
     rows = {r["student"]: r["score"] for r in course.gradebook()}
     assert rows == {"good": 38, "broken": 0}
+    assert course.not_graded() == []  # graded now, so no longer listed
 
 
 def test_a_corrupt_gradebook_ends_in_a_sentence_saying_what_to_do(tmp_path, capsys):

@@ -138,7 +138,7 @@ def test_the_pass_rate_of_every_check_is_listed_in_notebook_order(cohort, markdo
         assert mistake == registry[check].mistake
 
 
-def test_each_lab_is_summed_up_and_a_submission_without_scores_is_named_not_counted(markdown):
+def test_each_lab_is_summed_up_and_a_submission_without_scores_is_listed_as_not_graded(markdown):
     text = markdown.read_text()
     summary = {row[0]: row[1:] for row in table_rows(text.split("## ")[0])}
     assert set(summary) == set(REPORTED)
@@ -153,7 +153,9 @@ def test_each_lab_is_summed_up_and_a_submission_without_scores_is_named_not_coun
             f"{max(pcts):.0f} %",
             str(full),
         ]
-    assert "Not counted: 1 submission(s)" in text and f"(no_cells/{LAB1})" in text
+    assert "Not counted: 1 submission(s) that were not graded (see Not graded)." in text
+    section = text.split("## Not graded", 1)[1].split("\n## ", 1)[0]
+    assert f"| no_cells | {LAB1} | its autograde did not finish, so the gradebook holds it without scores" in section
 
 
 def test_the_markdown_report_links_a_histogram_per_lab_written_beside_it(markdown):
