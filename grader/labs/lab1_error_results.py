@@ -55,7 +55,7 @@ def expect_error(result: dict[str, Any], category: Category, retryable: bool, wh
     )
     expect(
         sc.get("isRetryable") is retryable,
-        f"{what} must have isRetryable {str(retryable).lower()} (a JSON boolean); got {sc.get('isRetryable')!r}.",
+        f"{what} must have isRetryable {str(retryable).lower()}; got {sc.get('isRetryable')!r}.",
     )
     expect(isinstance(sc.get("code"), str) and sc["code"], f"{what} must carry a machine-readable 'code' string.")
     text = result_text(result).strip()
@@ -322,7 +322,8 @@ def desk_not_found(host) -> None:
 
 @checks.check("desk_permission", points=2, title="a refund without the refunds:write scope is a permission error", mistake="permission errors without the missing scope")
 def desk_permission(host) -> None:
-    # Every tool a role lacks the scope for, and permission first: before the input is even looked at.
+    # Every tool a role lacks the scope for (get_order by a guest is desk_not_found's), and permission
+    # first: before the input is even looked at.
     run_desk(
         host,
         [
@@ -336,7 +337,6 @@ def desk_permission(host) -> None:
         host,
         [
             search("alice", why=" by a guest (no orders:read scope; the e-mail is checked only after the scope)"),
-            get("ORD-1005", " by a guest (no orders:read scope)"),
             refund("ORD-1004", 10, " by a guest (no refunds:write scope)"),
         ],
         own=Category.PERMISSION,

@@ -128,8 +128,7 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
                 """def get_order(desk, order_id):\n""",
             ),
         ),
-        # A guest now reads the order (desk_permission) or is told it does not exist (desk_not_found).
-        {"desk_not_found", "desk_permission"},
+        {"desk_not_found"},
     ),
     (
         "unknown_order_is_a_validation_error",
