@@ -17,7 +17,7 @@ graded cells.
 
 from __future__ import annotations
 
-import json
+import random
 from functools import cache
 from typing import Any
 
@@ -309,13 +309,14 @@ def desk_empty_search(host) -> None:
 
 @checks.check("desk_not_found", points=2, title="an unknown order is not_found, distinct from permission-denied", mistake="confuses not-found with other failures")
 def desk_not_found(host) -> None:
-    unknown = covering(11, {"order_id": ["ORD-1006", "ORD-4321"], "tool": ["get_order", "refund_order"], "amount": [600]})
+    # Other unknown ids, by get_order and by refund_order (with an amount over the limit: not_found comes first).
+    unknown = covering(11, {"order_id": ["ORD-1006", "ORD-4321"], "tool": ["get_order", "refund_order"]})
     steps = [get("ORD-9999", ", which does not exist"), get("ORD-1001", ", which exists")]
     for case in unknown:
         if case["tool"] == "get_order":
             steps.append(get(case["order_id"], ", which does not exist"))
         else:
-            steps.append(refund(case["order_id"], case["amount"], ", an order that does not exist"))
+            steps.append(refund(case["order_id"], 600, ", an order that does not exist"))
     run_desk(host, steps, own=Category.NOT_FOUND)
     run_desk(host, [get("ORD-9999", " by a guest (no orders:read scope)")], own=Category.NOT_FOUND, role="guest")
 
@@ -347,7 +348,6 @@ def desk_permission(host) -> None:
 
 @checks.check("desk_business_limit", points=2, title="a refund over $500 is a non-retryable business error", mistake="policy limits not reported as business errors")
 def desk_business_limit(host) -> None:
-    over = covering(13, {"order_id": ["ORD-1001"], "amount": [500.01]})
     run_desk(
         host,
         [
@@ -355,7 +355,7 @@ def desk_business_limit(host) -> None:
             refund("ORD-1002", 500, " (exactly the limit)"),
             refund("ORD-1002", 450, " ($900 order) after $500 was already refunded"),
             refund("ORD-1003", 10, ", which is already refunded"),
-            *(refund(case["order_id"], case["amount"]) for case in over),
+            refund("ORD-1001", 500.01, " ($120 order: the $500 policy is checked first)"),
             refund("ORD-1005", 50, " ($75 order)"),
             refund("ORD-1005", 30, " ($75 order) after $50 was refunded"),
         ],
@@ -664,9 +664,7 @@ def run_text(run: Run) -> str:
 
 @cache
 def generated_runs(kind: str) -> tuple[Run, ...]:
-    """Two or three runs of recover() for the check of ``kind``, made from a fixed seed."""
-    import random
-
+    """Two runs of recover() for the check of ``kind``, made from a fixed seed."""
     rng = random.Random(f"lab1-recover-{kind}")
     pools = [["X1", "X2", "X3"], ["ORD-7", "ORD-8"], ["t-1", "t-2", "t-3", "t-4"]]
     ends = [["east", "west"], ["main", "backup", "archive"], ["eu", "us"]]
@@ -715,8 +713,7 @@ def expect_run_like_reference(host, run: Run, *, compare: tuple[str, ...]) -> No
     status = reference["status"]
     expect(envelope.get("status") == status, f"{where}: the status must be {status!r}; yours is {envelope.get('status')!r}.")
     if "sleeps" in compare:
-        retried = [a for a in attempts_before_retries(want_calls, reference)]
-        want_sleeps = [backoff_delay(a) for a in retried]
+        want_sleeps = [backoff_delay(a) for a in attempts_before_retries(want_calls)]
         expect(sleeps == want_sleeps, f"{where}: the waits must be backoff_delay of each attempt that failed, {want_sleeps}; yours were {sleeps}.")
     key = "results" if status == "complete" else "partialResults"
     if "results" in compare or "data" in compare:
@@ -740,15 +737,17 @@ def expect_run_like_reference(host, run: Run, *, compare: tuple[str, ...]) -> No
             expect(isinstance(envelope.get("description"), str) and len(envelope["description"]) >= 20, f"{where}: the envelope needs a 'description' for the coordinator's log.")
 
 
-def attempts_before_retries(calls: list[list[str]], reference: dict[str, Any]) -> list[int]:
-    """The attempt number (on its endpoint, for its item) of every call the reference followed with a retry."""
+def attempts_before_retries(calls: list[list[str]]) -> list[int]:
+    """The attempt number (on its endpoint, for its item) of every call that was followed by a retry of it."""
     numbers: list[int] = []
     previous = None
     attempt = 0
     for endpoint, item in calls:
-        attempt = attempt + 1 if previous == (endpoint, item) else 1
         if previous == (endpoint, item):
-            numbers.append(attempt - 1)
+            numbers.append(attempt)
+            attempt += 1
+        else:
+            attempt = 1
         previous = (endpoint, item)
     return numbers
 
