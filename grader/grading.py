@@ -271,13 +271,13 @@ class Hosts(Sandbox):
         # Opened before any learner code runs: the checks reach the state folder through this descriptor,
         # never through its path, which the learner's code could turn into a link (grader.labstate).
         self.state_fd = labstate.open_folder(self.state_dir)
-
-    def close(self) -> None:
-        os.close(self.state_fd)
         self.give(self.state_dir)
         self.give(self.code_file)
         self.state_dir.chmod(0o700)
         self.code_file.chmod(0o400)
+
+    def close(self) -> None:
+        os.close(self.state_fd)
 
     def start(self):
         session = super().start()
