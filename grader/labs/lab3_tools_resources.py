@@ -23,6 +23,7 @@ from typing import Any
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
+from grader import labstate
 from grader.checking import CheckFailed, CheckRegistry, describe, expect, expect_hints, structured
 from servers.learner_host.kit_lab3 import ALERTS, CATALOG_URI, DEFAULT_SIZE, RUNBOOK_TEMPLATE, make_runbook
 
@@ -46,18 +47,24 @@ UNKNOWN_IDS = ("RB-0", "RB-13", "RB-999", "rb-2", "3")
 
 
 def journal(host) -> list[dict[str, Any]]:
-    path = Path(host.state_dir) / "journal.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    """The kit's journal of changes, read without following anything the learner's code put in its place."""
+    try:
+        text = labstate.read_text(host, "journal.jsonl")
+    except labstate.StateFileRefused as exc:
+        raise CheckFailed(str(exc)) from None
+    try:
+        return [json.loads(line) for line in (text or "").splitlines()]
+    except ValueError:
+        raise CheckFailed("The lab's journal of changes was rewritten by your code; leave the lab's files to the kit.") from None
 
 
 @contextmanager
 def catalog_size(host, size: int):
-    control = Path(host.state_dir) / "control.json"
-    control.write_text(json.dumps({"size": size}))
+    labstate.write_text(host, "control.json", json.dumps({"size": size}))
     try:
         yield
     finally:
-        control.unlink(missing_ok=True)
+        labstate.remove(host, "control.json")
 
 
 def host_lost(exc: MCPError) -> bool:

@@ -23,12 +23,12 @@ import logging
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
+from grader import labstate
 from grader.checking import CheckFailed, CheckRegistry, expect, expect_hints
 from grader.server_check import (
     RESULT_CHARS_LIMIT,
@@ -71,12 +71,11 @@ NO_MATCH_CANDIDATES = ("helm ollama", "spring-boot gpu", "seo embeddings", "zebr
 
 @contextmanager
 def index_down(host):
-    control = Path(host.state_dir) / "control.json"
-    control.write_text(json.dumps({"index_down": True}))
+    labstate.write_text(host, "control.json", json.dumps({"index_down": True}))
     try:
         yield
     finally:
-        control.unlink(missing_ok=True)
+        labstate.remove(host, "control.json")
 
 
 def tools_by_name(host) -> dict[str, dict[str, Any]]:

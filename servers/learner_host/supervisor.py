@@ -320,8 +320,9 @@ def _libc():
     return ctypes.CDLL(None, use_errno=True)
 
 
-def _bind(libc, source: str, target: str, *, writable: bool = False) -> None:
-    """Bind ``source`` at ``target`` (made as a folder or an empty file), read-only unless ``writable``."""
+def _bind(libc, source: str, target: str, *, writable: bool = False, device: bool = False) -> None:
+    """Bind ``source`` at ``target`` (made as a folder or an empty file), read-only unless ``writable``;
+    device files work only where ``device`` is set."""
     if os.path.isdir(source):
         os.makedirs(target, exist_ok=True)
     else:
@@ -329,7 +330,7 @@ def _bind(libc, source: str, target: str, *, writable: bool = False) -> None:
         if not os.path.exists(target):
             open(target, "w").close()
     _check(libc.mount(source.encode(), target.encode(), None, MS_BIND | MS_REC, None), f"show {source}")
-    flags = MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV | (0 if writable else MS_RDONLY)
+    flags = MS_BIND | MS_REMOUNT | MS_NOSUID | (0 if device else MS_NODEV) | (0 if writable else MS_RDONLY)
     _check(libc.mount(None, target.encode(), None, flags, None), f"remount {source}")
 
 
@@ -386,7 +387,7 @@ def _build_view(libc, view: str, shown: list[str], writable: list[str], hidden: 
     os.makedirs(inside("/dev"))
     for name in DEVICES:
         if os.path.exists(f"/dev/{name}"):
-            _bind(libc, f"/dev/{name}", inside(f"/dev/{name}"), writable=True)
+            _bind(libc, f"/dev/{name}", inside(f"/dev/{name}"), writable=True, device=True)
     for folder in hidden:
         target = inside(os.path.realpath(folder))
         if os.path.isdir(target):

@@ -19,8 +19,13 @@ import json
 import os
 import secrets
 import shutil
+import socket
 import sqlite3
+import subprocess
+import sys
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing import resource_tracker
 from pathlib import Path
@@ -48,6 +53,8 @@ BOUND_SECONDS = 150
 # (docs/grading-sandbox.md). Where neither is possible, the case is not run.
 OWN_USER = supervisor.sandbox_user() is not None or supervisor.user_namespaces_allowed()
 SECRET = f"s3cr3t-{secrets.token_hex(8)}"
+# A file of the grading machine that a case links to from the host's state folder (make_hostile.CANARY).
+CANARY = Path("/tmp/grader-hostile-canary")
 
 # nbformat warns when it renames the duplicated cell id of the cases that carry one, as it should.
 pytestmark = pytest.mark.filterwarnings("ignore::nbformat.warnings.DuplicateCellId")
@@ -89,6 +96,7 @@ class Batch:
     seconds: float
     left_behind: dict[int, tuple[str, int]]
     feedback: dict[tuple[str, str], str]
+    canary: str  # the grading machine's file a case linked to, as it was after the batch
 
     def scores(self, student: str, lab: str) -> dict[str, float]:
         with Gradebook(self.course.db_url, course_id=COURSE_ID) as gb:
@@ -103,6 +111,39 @@ class Batch:
         if nb is None:
             return {}
         return {cell.metadata.nbgrader["grade_id"]: "".join(o.get("text", "") for o in cell.outputs) for cell in graded_cells(nb)}
+
+
+@contextmanager
+def secrets_elsewhere():
+    """While the batch runs, the secret is also on another process's command line (as `grader resolve
+    --env K=V` puts a credential) and behind a port on 127.0.0.1; both answer from outside the sandbox."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; print('ready', flush=True); sys.stdin.read()", f"--secret={SECRET}"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    )
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                conn.sendall(SECRET.encode())
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        assert holder.stdout.readline() == b"ready\n"
+        assert SECRET.encode() in Path(f"/proc/{holder.pid}/cmdline").read_bytes()
+        with socket.create_connection(listener.getsockname(), timeout=5) as outside:
+            assert outside.recv(100) == SECRET.encode()
+        yield
+    finally:
+        listener.close()
+        thread.join(timeout=5)
+        holder.communicate(b"")
 
 
 @pytest.fixture(scope="module")
@@ -121,16 +162,20 @@ def batch(tmp_path_factory) -> Batch:
     # counting, so only what the batch itself started and did not stop is counted after it.
     resource_tracker.ensure_running()
     before = supervisor.descendants(os.getpid())
-    with pytest.MonkeyPatch.context() as env:
+    CANARY.write_text(SECRET)
+    with pytest.MonkeyPatch.context() as env, secrets_elsewhere():
         env.setenv("GRADER_SECRET", SECRET)  # the worker processes and the hosts' supervisors inherit it
         started = time.monotonic()
         outcomes = course.autograde(pairs, jobs=2)
         seconds = time.monotonic() - started
     left_behind = {pid: info for pid, info in supervisor.descendants(os.getpid()).items() if pid not in before}
 
+    canary = CANARY.read_text()
+    CANARY.unlink()
+
     pages, _ = course.feedback(pairs)
     feedback = {(page.parts[-3], page.parts[-2]): page_text(page) for page in pages}
-    return Batch(course, {(o.student, o.lab): o for o in outcomes}, seconds, left_behind, feedback)
+    return Batch(course, {(o.student, o.lab): o for o in outcomes}, seconds, left_behind, feedback, canary)
 
 
 def full(case: Case):
@@ -216,6 +261,28 @@ def test_the_graders_secret_reaches_no_verdict_and_no_feedback(batch) -> None:
     for student, lab in batch.outcomes:
         assert SECRET not in json.dumps(batch.verdicts(student, lab)), student
         assert SECRET not in batch.feedback.get((student, lab), ""), student
+
+
+def test_no_link_in_a_hosts_state_folder_makes_the_grader_write_outside_it(batch) -> None:
+    assert batch.canary == SECRET
+
+
+ANSWER_KEY_ATTACKS = [case for case in CASES if case.name.startswith("answer_key_")]
+
+
+@pytest.mark.parametrize("case", ANSWER_KEY_ATTACKS, ids=[case.name for case in ANSWER_KEY_ATTACKS])
+def test_each_attack_on_the_answer_key_finds_it_outside_the_sandbox(case: Case) -> None:
+    """The same answer cells, run in this process (the grader, no sandbox), do reach the reference model:
+    the attack is real, and what stops it in the corpus is the sandbox."""
+    import grader.decisions  # noqa: F401 - loaded, as in any grading process
+    from grader.notebook import answer_code, read_notebook
+    from servers.learner_host.host import load_learner_code
+
+    notebook = read_notebook(HOSTILE / case.name / case.lab / f"{case.lab}.ipynb")
+    namespace, load_error = load_learner_code(case.lab, answer_code(notebook))
+    assert load_error is None
+    business = {"isError": True, "content": [], "structuredContent": {"errorCategory": "business", "isRetryable": False}}
+    assert namespace["decide"](business)["action"] == "surface_and_stop"
 
 
 def test_no_process_of_the_batch_is_left_behind(batch) -> None:

