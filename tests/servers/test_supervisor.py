@@ -414,14 +414,16 @@ def test_as_root_the_host_sees_only_the_system_its_interpreter_and_what_it_is_sh
         "    try:\n        return open(path).read()\n"
         "    except OSError as exc:\n        return type(exc).__name__\n"
         "open('mine.txt', 'w').write('written')\n"
+        "open('/dev/null', 'w').write('x'); zeros = open('/dev/zero', 'rb').read(4)\n"
         "print(json.dumps({'root': sorted(os.listdir('/')), 'shown': reads(%r), 'beside': reads(%r),\n"
-        "  'home': os.path.exists('/home'), 'etc': sorted(os.listdir('/etc')), 'mine': reads('mine.txt'),\n"
+        "  'devices': zeros == bytes(4), 'home': os.path.exists('/home'), 'etc': sorted(os.listdir('/etc')), 'mine': reads('mine.txt'),\n"
         "  'procs': sorted(e for e in os.listdir('/proc') if e.isdigit()) == sorted([str(os.getpid())]) or os.listdir('/proc')}))"
     ) % (str(shown), str(secret))
     done, report = supervise(tmp_path, code, start, view=tmp_path / "view", show=(shown,))
     seen = json.loads(done.stdout)
     assert seen["shown"] == "for the host" and seen["beside"] == "FileNotFoundError"
     assert seen["mine"] == "written"  # its own folder stays writable
+    assert seen["devices"]  # /dev/null takes writes, /dev/zero gives zeros
     assert not seen["home"] and not {"home", "srv", "var", "run", "mnt"} & set(seen["root"])
     assert set(seen["etc"]) <= set(supervisor.ETC_FILES)
     assert seen["procs"] is True  # its own process is all /proc shows
