@@ -75,10 +75,16 @@ class Task:
     lab: str
     code: str
     timeout: float | None = None  # seconds per call into the learner's code (None: CALL_TIMEOUT_SECONDS)
+    require_isolation: bool = False  # grade only with every protection of the sandbox (--require-sandbox)
 
     @property
     def key(self) -> str:
         return result_key(self.lab, self.code, self.timeout)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """What ``grade`` takes beyond the lab, the code and the timeout (nothing, unless isolation is required)."""
+        return {"require_isolation": True} if self.require_isolation else {}
 
 
 @dataclass(frozen=True)
@@ -158,11 +164,11 @@ class ResultStore:
         self.recorded_path(lab, student).unlink(missing_ok=True)
 
 
-def grade_task(lab: str, code: str, timeout: float | None = None) -> list[dict[str, Any]]:
+def grade_task(lab: str, code: str, timeout: float | None = None, require_isolation: bool = False) -> list[dict[str, Any]]:
     """Grade one submission's answer code; plain data, so it can cross process and machine boundaries."""
     from grader.grading import CALL_TIMEOUT_SECONDS, grade_code
 
-    return [asdict(r) for r in grade_code(lab, code, timeout=timeout or CALL_TIMEOUT_SECONDS)]
+    return [asdict(r) for r in grade_code(lab, code, timeout=timeout or CALL_TIMEOUT_SECONDS, require_isolation=require_isolation)]
 
 
 def _kill_point() -> tuple[str, int] | None:
@@ -272,7 +278,7 @@ def grade_all(
         _on_dask(todo, scheduler, settle, grade)
     elif (jobs or default_jobs()) == 1:
         for task in todo:
-            settle(task, lambda task=task: grade(task.lab, task.code, task.timeout))
+            settle(task, lambda task=task: grade(task.lab, task.code, task.timeout, **task.options))
     else:
         _on_pool(todo, jobs or default_jobs(), settle, grade)
     return results
@@ -306,7 +312,7 @@ def _on_pool(todo: list[Task], jobs: int, settle: Callable, grade: Callable) -> 
         while queue:
             task = queue.pop()
             try:
-                running[workers[slot].submit(grade, task.lab, task.code, task.timeout)] = (task, slot)
+                running[workers[slot].submit(grade, task.lab, task.code, task.timeout, **task.options)] = (task, slot)
                 return
             except Exception as exc:  # noqa: BLE001 - the worker broke between two tasks, or cannot start
                 workers[slot].shutdown(wait=False, cancel_futures=True)
@@ -361,7 +367,7 @@ def _on_dask(todo: list[Task], scheduler: str, settle: Callable, grade: Callable
         futures = {}
         for task in todo:
             try:
-                futures[client.submit(grade, task.lab, task.code, task.timeout, pure=False)] = task
+                futures[client.submit(grade, task.lab, task.code, task.timeout, pure=False, **task.options)] = task
             except Exception as exc:  # noqa: BLE001 - a task Dask cannot take (its data cannot be sent)
                 settle(task, _raise(exc))
         for future in as_completed(futures):

@@ -152,6 +152,8 @@ def cmd_autograde(args: argparse.Namespace) -> int:
     if args.lab:
         course.check_lab(args.lab)
     course.check_gradebook()
+    if args.require_sandbox:
+        course.require_sandbox()  # before anything is copied or graded
     pairs = course.collect(args.submissions)
     skipped = [o for o in course.skipped if not args.lab or o.lab == args.lab]
     if args.lab:
@@ -163,7 +165,8 @@ def cmd_autograde(args: argparse.Namespace) -> int:
             )
     try:
         outcomes = course.autograde(
-            pairs, jobs=args.jobs, scheduler=args.scheduler, progress=sys.stderr, call_timeout=args.call_timeout
+            pairs, jobs=args.jobs, scheduler=args.scheduler, progress=sys.stderr, call_timeout=args.call_timeout,
+            require_sandbox=args.require_sandbox,
         )
     except SchedulerUnavailable as exc:
         raise UsageError(str(exc)) from None
@@ -359,6 +362,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="SECONDS",
         help="Seconds one call into a learner's code may take before it counts as hung (default 5).",
+    )
+    p.add_argument(
+        "--require-sandbox",
+        action="store_true",
+        help="Refuse to grade unless learner code runs with every protection of the sandbox: a user of its own, its own "
+        "view of the files, no network, other processes hidden (Linux, as root). Use it for a real cohort.",
     )
     p.set_defaults(run=cmd_autograde)
 

@@ -30,7 +30,7 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 from nbconvert.preprocessors import ClearMetadataPreprocessor
-from traitlets import Float, Unicode
+from traitlets import Bool, Float, Unicode
 from traitlets.config import Config
 
 from grader.checking import CheckResult, exception_words, neutral
@@ -65,6 +65,9 @@ class TrustedChecks(NbGraderPreprocessor):
     """Run the lab's checks outside the learner's kernel and write their verdicts into the graded cells."""
 
     call_timeout = Float(CALL_TIMEOUT_SECONDS, help="Seconds one call into the learner's code may take.").tag(config=True)
+    require_isolation = Bool(
+        False, help="Run learner code only with every protection of the sandbox (own user, own file-system view, no network, hidden processes)."
+    ).tag(config=True)
     results_dir = Unicode(
         "", help="Folder of check results graded ahead (grader.batch.ResultStore); empty: always run the checks here."
     ).tag(config=True)
@@ -80,7 +83,7 @@ class TrustedChecks(NbGraderPreprocessor):
         if stored is not None:
             return {r.name: r for r in stored}
         try:
-            graded = grade_code(lab, code, names, timeout=self.call_timeout)
+            graded = grade_code(lab, code, names, timeout=self.call_timeout, require_isolation=self.require_isolation)
         except Exception as exc:  # noqa: BLE001 - a failure of the grader, not a verdict on the learner's code
             # Raised, nbgrader fails this submission alone and records no score for it.
             raise GradingFailed(f"The grader failed while running the checks ({exception_words(exc)})") from None

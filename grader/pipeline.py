@@ -103,7 +103,7 @@ class Course:
     def labs(self) -> list[str]:
         return sorted(p.name for p in (self.root / "source").iterdir() if p.is_dir() and p.name in LAB_MODULES)
 
-    def api(self, call_timeout: float | None = None):
+    def api(self, call_timeout: float | None = None, require_sandbox: bool = False):
         from nbgrader.apps import NbGraderAPI
         from nbgrader.coursedir import CourseDirectory
 
@@ -116,6 +116,7 @@ class Course:
         config.TrustedChecks.course_root = str(self.root)
         if call_timeout is not None:
             config.TrustedChecks.call_timeout = float(call_timeout)
+        config.TrustedChecks.require_isolation = require_sandbox
         coursedir = CourseDirectory(config=config)
         return NbGraderAPI(coursedir=coursedir, config=config)
 
@@ -206,8 +207,12 @@ class Course:
         scheduler: str | None = None,
         progress: TextIO | None = None,
         call_timeout: float | None = None,
+        require_sandbox: bool = False,
     ) -> list[Outcome]:
         """Grade the pairs: the checks in parallel (``grader.batch``), then nbgrader records each one.
+
+        ``require_sandbox``: refuse to start (a PipelineError naming what is missing) unless learner code gets
+        every protection of the sandbox here; without it, a missing protection is named on ``progress`` first.
 
         ``call_timeout``: seconds one call into a learner's code may take (default
         ``grader.grading.CALL_TIMEOUT_SECONDS``); the batch workers and nbgrader's recording both use it.
@@ -219,7 +224,12 @@ class Course:
         graded, ``not_graded()``).
         """
         from grader.batch import NotGraded, Progress, ResultStore, Task, grade_all, maybe_kill
+        from grader.grading import isolation_warning
 
+        if require_sandbox:
+            self.require_sandbox()
+        elif progress is not None and (warning := isolation_warning()):
+            print(warning, file=progress)
         labs = sorted({lab for _, lab in pairs})
         unreleased = {lab for lab in labs if not self.released(lab)}
         if labs and unreleased == set(labs):  # nothing could be graded: the course is not ready
@@ -254,7 +264,7 @@ class Course:
             except Exception as exc:  # noqa: BLE001 - cells whose shape nbformat let through
                 outcomes[student, lab] = Outcome(student, lab, False, _unreadable_cells(lab, exc))
                 continue
-            tasks.append(Task(student, lab, code, call_timeout))
+            tasks.append(Task(student, lab, code, call_timeout, require_sandbox))
             # What nbgrader recorded depends on the whole notebook, not on the answer code alone: a notebook
             # resubmitted with the same code but other cells (one nbgrader now refuses) is recorded again.
             recorded_as[student, lab] = hashlib.sha256(tasks[-1].key.encode() + notebook.read_bytes()).hexdigest()
@@ -286,7 +296,7 @@ class Course:
             else:
                 store.forget_recorded(lab, student)
                 try:
-                    api = api or self.api(call_timeout)
+                    api = api or self.api(call_timeout, require_sandbox)
                     result = api.autograde(lab, student)
                 except Exception as exc:  # noqa: BLE001 - nbgrader raising instead of reporting a failure
                     result = {"success": False, "log": "", "exception": exc}
@@ -397,6 +407,16 @@ class Course:
                 for sub in assignment.submissions
                 if _unscored(sub)
             }
+
+    @staticmethod
+    def require_sandbox() -> None:
+        """Refuse (a PipelineError naming what is missing) unless learner code gets every protection here."""
+        from grader.grading import SandboxUnavailable, require_full_isolation
+
+        try:
+            require_full_isolation()
+        except SandboxUnavailable as exc:
+            raise PipelineError(str(exc)) from None
 
     def _recorded_submissions(self) -> set[tuple[str, str]]:
         """(student, lab) of every submission the gradebook holds."""

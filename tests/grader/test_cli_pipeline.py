@@ -175,3 +175,41 @@ def test_a_corrupt_gradebook_stops_every_command_with_what_to_do_and_keeps_what_
     assert (copy / "gradebook.db").read_bytes() == junk
     assert {p: p.read_bytes() for p in (copy / "autograded").rglob("*.ipynb")} == graded
     assert not (tmp_path / "grades.csv").exists() and not (tmp_path / "report.html").exists()
+
+
+# --- the sandbox: required, or its missing protections named ---------------------------------------------
+
+
+def test_with_the_sandbox_required_autograde_grades_where_every_protection_is_in_place(tmp_path, capfd):
+    from grader.grading import isolation
+
+    if isolation()["missing"]:
+        pytest.skip("this machine does not give learner code every protection (run the tests as root on Linux)")
+    course = new_course(tmp_path / "course")
+    course.release([LAB])
+    subs = copy_samples(tmp_path / "subs", {LAB: ["solution"]})
+    code, out, err = run_cli(capfd, "autograde", subs, "--course", course.root, "--require-sandbox", "--jobs", "1")
+    assert code == 0, err
+    assert f"{GOOD['solution']:g}/" in out and "warning" not in err
+
+
+def test_with_a_protection_missing_autograde_warns_first_or_refuses_when_the_sandbox_is_required(batch, tmp_path, capfd, monkeypatch):
+    from grader import grading
+
+    monkeypatch.setattr(grading, "_isolation", {"protections": ["user", "files"], "missing": ["network", "processes"], "fallbacks": []})
+    course, subs, _ = batch
+    copy = tmp_path / "course"
+    shutil.copytree(course.root, copy)
+    before = (copy / "gradebook.db").read_bytes()
+    shutil.rmtree(copy / "submitted")
+    code, out, err = run_cli(capfd, "autograde", subs, "--course", copy, "--require-sandbox")
+    assert code != 0 and out == ""
+    assert_error_then_what_to_do(
+        err, "network isolation", "process isolation", todo="or leave out --require-sandbox to grade with what this machine allows."
+    )
+    assert (copy / "gradebook.db").read_bytes() == before  # nothing graded, nothing changed
+    assert not (copy / "submitted").exists()  # nor copied
+    code, out, err = run_cli(capfd, "autograde", subs, "--course", copy, "--lab", LAB)
+    first = err.splitlines()[0]
+    assert first.startswith("grader: warning: learner code will run without these protections") and "network isolation" in first
+    assert f"{GOOD['solution']:g}/" in out
