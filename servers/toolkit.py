@@ -245,7 +245,35 @@ def run_stdio(server: Server) -> None:
     log.setLevel(logging.INFO)
 
     async def main() -> None:
+        from mcp.shared.message import SessionMessage
+
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            send, sent = anyio.create_memory_object_stream[SessionMessage](0)
+
+            async def relay() -> None:
+                async with sent, write_stream:
+                    async for message in sent:
+                        await write_stream.send(encodable(message))
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(relay)
+                async with send:
+                    await server.run(read_stream, send, server.create_initialization_options())
 
     anyio.run(main)
+
+
+def encodable(message):
+    """``message`` as it can go on the wire: text that UTF-8 cannot encode (a lone surrogate a handler
+    returned) is replaced, where it would otherwise stop the stdio writer and leave the client waiting."""
+    try:
+        message.message.model_dump_json(by_alias=True, exclude_unset=True)
+    except ValueError:  # pydantic's serialization error: "surrogates not allowed"
+        import json
+
+        from mcp.shared.message import SessionMessage
+
+        data = message.message.model_dump(by_alias=True, exclude_unset=True, mode="python")
+        text = json.dumps(data, ensure_ascii=False).encode("utf-8", errors="replace").decode("utf-8")
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(text, by_name=False), metadata=message.metadata)
+    return message

@@ -224,3 +224,14 @@ def test_after_one_hung_call_later_calls_of_the_submission_get_a_short_timeout()
     assert [r.message for r in results] == [TIMED_OUT] * 3
     assert HUNG_CALL_TIMEOUT_SECONDS == 2.0
     assert elapsed < 20, f"grading took {elapsed:.1f} s"
+
+
+def test_text_no_encoding_can_carry_is_replaced_on_the_wire_not_left_to_hang_the_call() -> None:
+    """A lone surrogate in what get_order returns cannot be written as UTF-8; the host replaces it, so the
+    check judges the answer at once instead of waiting out the call limit."""
+    code = in_get_order('    return {"isError": False, "content": [{"type": "text", "text": "\\ud800"}], "structuredContent": {}}\n')
+    started = time.monotonic()
+    results = {r.name: r for r in grade_code(LAB, code, [AFFECTED, AFTER])}
+    assert time.monotonic() - started < 5  # the call limit is 5 s: it was not waited out
+    assert not results[AFFECTED].passed and "did not answer in time" not in results[AFFECTED].message
+    assert results[AFTER].passed
