@@ -19,11 +19,7 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import sqlite3
-import subprocess
-import sys
-import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,6 +35,7 @@ from grader.labs import lab_checks
 from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course, Outcome
 from servers.learner_host import supervisor
 
+import secretsnearby
 from coursetests import page_text
 
 REPO = Path(__file__).resolve().parents[2]
@@ -117,33 +114,8 @@ class Batch:
 def secrets_elsewhere():
     """While the batch runs, the secret is also on another process's command line (as `grader resolve
     --env K=V` puts a credential) and behind a port on 127.0.0.1; both answer from outside the sandbox."""
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys; print('ready', flush=True); sys.stdin.read()", f"--secret={SECRET}"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-    )
-    listener = socket.create_server(("127.0.0.1", 0))
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            with conn:
-                conn.sendall(SECRET.encode())
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        assert holder.stdout.readline() == b"ready\n"
-        assert SECRET.encode() in Path(f"/proc/{holder.pid}/cmdline").read_bytes()
-        with socket.create_connection(listener.getsockname(), timeout=5) as outside:
-            assert outside.recv(100) == SECRET.encode()
+    with secretsnearby.on_a_command_line(f"--secret={SECRET}"), secretsnearby.on_a_loopback_port(SECRET.encode()):
         yield
-    finally:
-        listener.close()
-        thread.join(timeout=5)
-        holder.communicate(b"")
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,9 @@ switches them off first.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import textwrap
-import threading
 from pathlib import Path
 
 import pytest
@@ -23,113 +21,31 @@ import pytest
 from grader.grading import HOST_FILES, grade_code
 from grader.notebook import answer_code, read_notebook
 
+import secretsnearby
+
 REPO = Path(__file__).resolve().parents[2]
 SOLUTION = answer_code(read_notebook(REPO / "tests/submissions/solution/lab1_error_results/lab1_error_results.ipynb"))
 CHECK = "decide_business_stops"  # one decide check: the attack's success is the check's pass
 
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox user and the host's own view need root")
 
-# Learner code: switch the host's audit hook off, as a hostile submission would, then look.
-HOOK_OFF = """
-import sys
-_sandbox = sys.modules.get("servers.learner_host.sandbox")
-if _sandbox is not None and _sandbox._state is not None:
-    _sandbox._state.active = False
-"""
+# The attacks of the hostile corpus (tests/hostile/make_hostile.py), each a piece of top-level learner code
+# that switches the host's audit hook off and leaves the reference model's decide in ``reference`` if it can.
+sys.path.insert(0, str(REPO / "tests" / "hostile"))
+import make_hostile  # noqa: E402
 
+HOOK_OFF = make_hostile.HOOK_OFF
 ATTACKS = {
     # A module of the reference model already in memory.
-    "sys.modules": """
-def found():
-    return any(name == "grader" or name.startswith("grader.") for name in sys.modules)
-""",
-    # Walking from every object the host hands the learner, through __globals__ and module attributes.
-    "__globals__": """
-def found():
-    import types
-    seen, todo = set(), [v for v in list(globals().values())]
-    while todo:
-        obj = todo.pop()
-        if id(obj) in seen or len(seen) > 200000:
-            continue
-        seen.add(id(obj))
-        if isinstance(obj, types.ModuleType):
-            if obj.__name__.startswith("grader"):
-                return True
-            todo.extend(vars(obj).values())
-        elif isinstance(obj, types.FunctionType):
-            todo.append(obj.__globals__)
-        elif isinstance(obj, dict):
-            todo.extend(obj.values())
-        elif isinstance(obj, type):
-            todo.append(sys.modules.get(obj.__module__))
-            todo.extend(vars(obj).values())
-        if getattr(obj, "__module__", None) and str(obj.__module__).startswith("grader"):
-            return True
-    return False
-""",
-    # Every object the garbage collector tracks.
-    "gc": """
-def found():
-    import gc
-    for obj in gc.get_objects():
-        if str(getattr(obj, "__module__", "") or "").startswith("grader"):
-            return True
-    return False
-""",
-    # Every class there is, from object down.
-    "__subclasses__": """
-def found():
-    todo, seen = [object], set()
-    while todo:
-        cls = todo.pop()
-        if cls in seen:
-            continue
-        seen.add(cls)
-        if str(cls.__module__).startswith("grader"):
-            return True
-        try:
-            todo.extend(type.__subclasses__(cls))
-        except TypeError:
-            pass
-    return False
-""",
-    # Importing it, the audit hook off.
-    "import": """
-def found():
-    try:
-        import grader.decisions
-    except ImportError:
-        return False
-    return hasattr(grader.decisions, "decide")
-""",
-    # Reading its files through a descriptor of the course folder.
-    "dir_fd": """
-def found():
-    import os, servers
-    course = os.path.dirname(os.path.dirname(servers.__file__))
-    try:
-        folder = os.open(course, os.O_RDONLY | os.O_DIRECTORY)
-        handle = os.open("grader/decisions.py", os.O_RDONLY, dir_fd=folder)
-    except OSError:
-        return False
-    return b"def decide" in os.read(handle, 1 << 20)
-""",
-    # Reading its files through the root of this process, and of any other.
-    "/proc/*/root": """
-def found():
-    import os, servers
-    course = os.path.dirname(os.path.dirname(servers.__file__))
-    for entry in ["self", *os.listdir("/proc")]:
-        try:
-            with open(f"/proc/{entry}/root{course}/grader/decisions.py", "rb") as source:
-                if b"def decide" in source.read():
-                    return True
-        except OSError:
-            continue
-    return False
-""",
+    "sys.modules": 'reference = getattr(sys.modules.get("grader.decisions"), "decide", None)\n',
+    "__globals__": make_hostile.THROUGH_GLOBALS,
+    "gc": make_hostile.THROUGH_GC,
+    "__subclasses__": make_hostile.THROUGH_SUBCLASSES,
+    "import": make_hostile.BY_IMPORT,
+    "dir_fd": make_hostile.THROUGH_A_FOLDER_DESCRIPTOR,
+    "/proc/*/root": make_hostile.THROUGH_PROC_ROOT,
 }
+FOUND = "\ndef found():\n    return reference is not None\n"
 
 
 def submission(attack: str) -> str:
@@ -150,7 +66,7 @@ def attack_succeeds_here(attack: str, **names) -> bool:
     import grader.decisions  # noqa: F401 - what the attack looks for, loaded as in a grader process
 
     namespace = dict(names)
-    exec(compile(HOOK_OFF + textwrap.dedent(attack), "<attack>", "exec"), namespace)  # noqa: S102 - the test's own code
+    exec(compile(HOOK_OFF + textwrap.dedent(attack) + FOUND, "<attack>", "exec"), namespace)  # noqa: S102 - the test's own code
     return namespace["found"]()
 
 
@@ -172,7 +88,7 @@ def test_each_attack_on_the_answer_key_finds_it_outside_the_sandbox(attack: str)
 @pytest.mark.parametrize("start", ["fork", "exec"])
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_no_attack_reaches_the_answer_key_from_the_learner_host(attack: str, start: str, monkeypatch):
-    assert graded_score(submission(ATTACKS[attack]), start, monkeypatch) == 0
+    assert graded_score(submission(ATTACKS[attack] + FOUND), start, monkeypatch) == 0
 
 
 def test_the_solution_with_the_attack_wrapper_scores_when_the_attack_succeeds(monkeypatch):
@@ -187,23 +103,7 @@ def test_the_solution_with_the_attack_wrapper_scores_when_the_attack_succeeds(mo
 @pytest.mark.parametrize("start", ["fork", "exec"])
 def test_a_port_on_loopback_answers_outside_but_not_from_the_learner_host(start: str, monkeypatch):
     secret = b"the instructor's token"
-    listener = socket.create_server(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            with conn:
-                conn.sendall(secret)
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as outside:
-            assert outside.recv(100) == secret  # the port answers from outside the sandbox
+    with secretsnearby.on_a_loopback_port(secret) as port:
         attack = f"""
 def found():
     import socket
@@ -214,9 +114,6 @@ def found():
         return False
 """
         assert graded_score(submission(attack), start, monkeypatch) == 0
-    finally:
-        listener.close()
-        thread.join(timeout=5)
 
 
 # --- other processes -------------------------------------------------------------------------------
@@ -226,14 +123,7 @@ def found():
 @pytest.mark.parametrize("start", ["fork", "exec"])
 def test_another_processs_command_line_cannot_be_read_from_the_learner_host(start: str, monkeypatch):
     secret = "--token=sk-instructor-0d1e2a"
-    # A process holding a secret on its command line, as `grader resolve --env K=V` would; it waits on its input.
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys; print('ready', flush=True); sys.stdin.read()", secret],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-    )
-    try:
-        assert holder.stdout.readline() == b"ready\n"  # it runs, its command line in place
-        assert secret.encode() in Path(f"/proc/{holder.pid}/cmdline").read_bytes()  # readable from outside
+    with secretsnearby.on_a_command_line(secret):
         attack = f"""
 def found():
     import os
@@ -247,8 +137,6 @@ def found():
     return False
 """
         assert graded_score(submission(attack), start, monkeypatch) == 0
-    finally:
-        holder.communicate(b"")
 
 
 # --- what the host is made of ----------------------------------------------------------------------
