@@ -10,6 +10,7 @@ overwritten by junk.
 from __future__ import annotations
 
 import csv
+import os
 import shutil
 import subprocess
 import sys
@@ -213,3 +214,19 @@ def test_with_a_protection_missing_autograde_warns_first_or_refuses_when_the_san
     first = err.splitlines()[0]
     assert first.startswith("grader: warning: learner code will run without these protections") and "network isolation" in first
     assert f"{GOOD['solution']:g}/" in out
+
+
+def test_autograde_writes_nothing_into_the_folder_it_is_run_from(tmp_path):
+    """Grading writes only into the course folder and the system's temporary folder: not where it is run from
+    (lab 2's generated comparisons once left a .hypothesis folder there)."""
+    course = new_course(tmp_path / "course")
+    course.release(["lab2_scopes_expansion"])
+    subs = copy_samples(tmp_path / "subs", {"lab2_scopes_expansion": ["solution"]})
+    here = tmp_path / "here"
+    here.mkdir()
+    run = subprocess.run(
+        [sys.executable, "-m", "grader", "autograde", str(subs), "--course", str(course.root), "--jobs", "1"],
+        capture_output=True, text=True, cwd=here, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert run.returncode == 0, run.stderr
+    assert list(here.iterdir()) == []

@@ -145,12 +145,13 @@ CASES = {
     "reading_the_checks": (
         in_get_order(f"    open({str(GRADER_CHECKS)!r}).read()\n"),
         {},
-        f"get_order raised PermissionError: Your code may not open {GRADER_CHECKS}",
+        # the message names the course's file without the grading machine's folder (<course>)
+        f"get_order raised PermissionError: Your code may not open <course>/{GRADER_CHECKS.relative_to(COURSE)}",
     ),
     "reading_the_source_notebook": (
         in_get_order(f"    from pathlib import Path\n    Path({str(SOURCE)!r}).read_text()\n"),
         {},
-        f"get_order raised PermissionError: Your code may not open {SOURCE}",
+        f"get_order raised PermissionError: Your code may not open <course>/{SOURCE.relative_to(COURSE)}",
     ),
     "walking_the_garbage_collector": (
         in_get_order("    import gc\n    gc.get_objects()\n"),

@@ -253,8 +253,8 @@ def test_an_exception_from_nbgrader_is_that_submissions_outcome_and_the_loop_goe
     shutil.copytree(subs / "solution" / LAB, subs / "boom" / LAB)
     real_api = Course.api
 
-    def api(self, call_timeout=None):
-        nbgrader = real_api(self, call_timeout)
+    def api(self, *args, **kwargs):
+        nbgrader = real_api(self, *args, **kwargs)
         autograde = nbgrader.autograde
 
         def raising(lab, student):
