@@ -8,9 +8,10 @@ two trees share by name (``tests/submissions/<sample>/<lab>``), each graded as a
 ordinary submissions, since a hostile one mostly measures a timeout. Each round releases every lab
 into a fresh course and autogrades the batch with ``Course.autograde`` (checks in worker processes,
 learner hosts in the sandbox, nbgrader recording), once per tree, the trees taking turns so that the
-machine's load falls on both alike. It prints each round's wall time, the median of each tree and
-their ratio, and whether the two trees gave every submission the same score: on a noisy machine,
-compare the ratio, not the seconds.
+machine's load falls on both alike. It prints each round's wall time and CPU time (the grading
+process and every process it started, all reaped by the end), the median of each tree and their
+ratio, and whether the two trees gave every submission the same score. On a noisy machine compare
+the ratios, and trust the CPU ratio over the wall-clock one: a busy neighbour stretches wall time.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 # Runs inside one tree: release, autograde the batch, print the wall time and the scores as JSON.
 ROUND = """
-import json, shutil, sys, tempfile, time
+import json, resource, shutil, sys, tempfile, time
 from pathlib import Path
 tree, batch, jobs = Path(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3])
 sys.path.insert(0, str(tree))
@@ -41,11 +42,15 @@ with tempfile.TemporaryDirectory() as work:
     for sample, lab in batch:
         shutil.copytree(tree / "tests" / "submissions" / sample / lab, work / "subs" / sample / lab)
     pairs = course.collect(work / "subs")
-    started = time.perf_counter()
+    def cpu():
+        return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+    started, cpu_before = time.perf_counter(), cpu()
     outcomes = course.autograde(pairs, jobs=jobs)
     seconds = time.perf_counter() - started
     scores = {f"{r['student']}/{r['lab']}": r["score"] for r in course.gradebook()}
-print(json.dumps({"seconds": seconds, "graded": sum(o.ok for o in outcomes), "scores": scores}))
+# Every worker, fork server, supervisor and host has ended and been reaped by now: all their CPU is counted.
+print(json.dumps({"seconds": seconds, "cpu": cpu() - cpu_before, "graded": sum(o.ok for o in outcomes), "scores": scores}))
 """
 
 
@@ -79,15 +84,18 @@ def main() -> int:
     batch = shared_batch(old, new)
     print(f"batch: {len(batch)} ordinary submissions both trees hold; {args.rounds} rounds each, {args.jobs} jobs")
     seconds: dict[Path, list[float]] = {old: [], new: []}
+    cpu: dict[Path, list[float]] = {old: [], new: []}
     scores: dict[Path, dict] = {}
     for number in range(args.rounds):
         for tree in (old, new) if number % 2 == 0 else (new, old):
             result = one_round(tree, batch, args.jobs)
             seconds[tree].append(result["seconds"])
+            cpu[tree].append(result["cpu"])
             scores[tree] = result["scores"]
-            print(f"round {number + 1} {tree}: {result['seconds']:.1f} s, {result['graded']}/{len(batch)} graded")
-    old_median, new_median = statistics.median(seconds[old]), statistics.median(seconds[new])
-    print(f"median: old {old_median:.1f} s, new {new_median:.1f} s; new/old = {new_median / old_median:.2f}")
+            print(f"round {number + 1} {tree}: {result['seconds']:.1f} s, {result['cpu']:.1f} CPU-s, {result['graded']}/{len(batch)} graded")
+    for what, figures, unit in (("wall", seconds, "s"), ("CPU", cpu, "CPU-s")):
+        old_median, new_median = statistics.median(figures[old]), statistics.median(figures[new])
+        print(f"{what} median: old {old_median:.1f} {unit}, new {new_median:.1f} {unit}; new/old = {new_median / old_median:.2f}")
     differ = sorted(key for key in scores[old] if scores[old][key] != scores[new].get(key))
     print(f"scores differ on {len(differ)} of {len(scores[old])}: {', '.join(differ) or 'none'}")
     return 0
