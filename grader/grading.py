@@ -43,7 +43,7 @@ HUNG_CALL_TIMEOUT_SECONDS = 2.0
 COURSE = Path(supervisor.__file__).resolve().parents[2]  # servers/learner_host/supervisor.py
 # What of the course a learner host sees, in a file-system view of its own: the host, the kits it hands
 # out and the protocol wiring. Nothing of the reference model, the checks, the solutions or the grader:
-# none of these modules imports them (tests/servers/test_isolation.py keeps it so).
+# none of these modules imports them (tests/grader/test_isolation.py keeps it so).
 HOST_FILES = (
     "servers/__init__.py",
     "servers/toolkit.py",
