@@ -8,9 +8,18 @@ import re
 import shutil
 from pathlib import Path
 
+from grader.cli import main
 from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course
 
 MATRIX = json.loads((SAMPLE_SUBMISSIONS / "expected.json").read_text())
+
+
+def run_cli(capfd, *argv) -> tuple[int, str, str]:
+    """Run ``python -m grader ARGV`` in this process: its exit code, stdout and stderr, never a traceback."""
+    code = main([str(a) for a in argv])
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err
 
 
 def new_course(root: Path) -> Course:

@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from coursetests import MATRIX, copy_samples, new_course
-from grader.cli import main
+from coursetests import MATRIX, copy_samples, new_course, run_cli
 from grader.pipeline import REPO
 
 LAB = "lab1_error_results"
@@ -46,13 +45,6 @@ def batch(tmp_path_factory):
         capture_output=True, text=True, cwd=REPO, timeout=300,
     )
     return course, subs, run
-
-
-def run_cli(capfd, *argv) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capfd.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
 
 
 def assert_error_then_what_to_do(err: str, *fragments: str, todo: str) -> None:

@@ -24,8 +24,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook, MissingEntry
 
-from coursetests import MATRIX, copy_samples, new_course, page_text
-from grader.cli import main
+from coursetests import MATRIX, copy_samples, new_course, page_text, run_cli
 from grader.course import COURSE_ID, graded_cells
 from grader.labs import lab_checks
 from grader.notebook import is_answer_cell
@@ -109,13 +108,6 @@ def batch(tmp_path_factory):
         capture_output=True, text=True, cwd=REPO, timeout=600,
     )
     return course, subs, run
-
-
-def run_cli(capfd, *argv) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capfd.readouterr()
-    assert "Traceback" not in out + err
-    return code, out, err
 
 
 def test_the_good_submissions_are_graded_with_their_expected_scores(batch) -> None:
