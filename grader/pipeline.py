@@ -164,7 +164,10 @@ class Course:
     # --- autograde -----------------------------------------------------------------------
 
     def collect(self, submissions: Path) -> list[tuple[str, str]]:
-        """Copy ``SUBMISSIONS/<student>/<lab>/*.ipynb`` into the course; return the (student, lab) pairs."""
+        """Copy ``SUBMISSIONS/<student>/<lab>/*.ipynb`` into the course; return the (student, lab) pairs.
+
+        Given the course's own ``submitted/`` folder, nothing is copied, moved or removed: it is graded in place.
+        """
         submissions = Path(submissions)
         if not submissions.is_dir():
             raise PipelineError(f"{submissions} is not a folder. Give a folder laid out as <student>/<lab>/<lab>.ipynb.")
@@ -192,10 +195,12 @@ class Course:
                 f"with labs among: {', '.join(sorted(LAB_MODULES))}."
             )
         for student, lab in pairs:
-            target = self.root / "submitted" / student / lab
+            source, target = submissions / student / lab, self.root / "submitted" / student / lab
+            if target.exists() and target.resolve() == source.resolve():
+                continue  # the course's own submitted folder (what `nbgrader collect` leaves): graded where it is
             if target.exists():
                 shutil.rmtree(target)
-            shutil.copytree(submissions / student / lab, target)
+            shutil.copytree(source, target)
         self.skipped = problems
         return pairs
 

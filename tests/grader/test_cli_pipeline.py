@@ -222,3 +222,25 @@ def test_autograde_writes_nothing_into_the_folder_it_is_run_from(tmp_path):
     )
     assert run.returncode == 0, run.stderr
     assert list(here.iterdir()) == []
+
+
+def test_autograding_the_courses_own_submitted_folder_grades_it_and_changes_no_file_of_it(tmp_path, capfd):
+    """What `nbgrader collect` leaves is <course>/submitted: grading it must not delete, move or rewrite a file."""
+    import hashlib
+
+    course = new_course(tmp_path / "course")
+    course.release([LAB])
+    copy_samples(course.root / "submitted", {LAB: ["solution", "retries_business_error"]})
+    (course.root / "submitted" / "solution" / LAB / "timestamp.txt").write_text("2026-11-30 09:00:00.000000 UTC")
+
+    def digests() -> dict[str, str]:
+        return {
+            str(path.relative_to(course.root)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted((course.root / "submitted").rglob("*")) if path.is_file()
+        }
+
+    before = digests()
+    code, out, err = run_cli(capfd, "autograde", course.root / "submitted", "--course", course.root, "--jobs", "1")
+    assert code == 0, err
+    assert digests() == before
+    assert f"{GOOD['solution']:g}/" in out and f"{GOOD['retries_business_error']:g}/" in out
