@@ -1,6 +1,6 @@
 """Lab 3's checks: the learner's own server, with each capability published as the right primitive.
 
-Source: the exam guide, «MCP-инструменты vs MCP-ресурсы» (tools are model-controlled and may
+Source: the exam guide, MCP integration section, "MCP tools vs MCP resources" (tools are model-controlled and may
 have side effects; resources are application-controlled, read-only, addressed by URI; a
 catalog as a resource spares the agent an N+1 sequence of tool calls). The learner's server
 runs in the learner host; the checks talk to it over MCP and verify state from outside the
