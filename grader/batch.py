@@ -38,7 +38,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, TextIO
 
-from grader.checking import CheckResult, capped, exception_words, neutral
+from labkit.checking import CheckResult, capped, exception_words, neutral
 
 STORE = ".grading"  # under the course folder
 # Fault injection for the resumability tests: the process kills itself (SIGKILL, no clean-up) after

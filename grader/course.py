@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat.v4 import new_code_cell, new_output
 from nbgrader import utils
 from nbgrader.converters import GenerateAssignment
@@ -29,14 +30,13 @@ from nbgrader.preprocessors import (
     OverwriteKernelspec,
     SaveAutoGrades,
 )
-from nbconvert.preprocessors import ClearMetadataPreprocessor
 from traitlets import Bool, Float, Unicode
 from traitlets.config import Config
 
-from grader.checking import CheckResult, exception_words, neutral
 from grader.grading import CALL_TIMEOUT_SECONDS, grade_code
 from grader.labs import LAB_MODULES, lab_checks
 from grader.notebook import answer_code
+from labkit.checking import CheckResult, as_shown, exception_words, neutral
 
 COURSE_ID = "mcp-claude-code"
 
@@ -91,8 +91,12 @@ class TrustedChecks(NbGraderPreprocessor):
             store.put(lab, student, key, graded)
         return {r.name: r for r in graded}
 
-    def shown(self, result: CheckResult) -> CheckResult:
-        """The result as the learner sees it: without the course's folder."""
+    def shown(self, lab: str, result: CheckResult) -> CheckResult:
+        """The result as the learner sees it: a hidden check's without its cases (``as_shown``), and without the
+        course's folder."""
+        check = lab_checks(lab).checks.get(result.name)
+        if check is not None:
+            result = as_shown(check, result)
         if not self.course_root:
             return result
         return replace(result, message=neutral(result.message, {self.course_root: "<course>"}))
@@ -113,7 +117,7 @@ class TrustedChecks(NbGraderPreprocessor):
             result = results.get(grade_id) or CheckResult(
                 grade_id, float(cell.metadata.nbgrader.get("points", 0)), False, f"No check is named {grade_id!r} in {lab}."
             )
-            cell.outputs = verdict_outputs(self.shown(result))
+            cell.outputs = verdict_outputs(self.shown(lab, result))
             cell.execution_count = 1
         return nb, resources
 

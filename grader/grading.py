@@ -21,8 +21,8 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from grader import labstate
-from grader.checking import TIMED_OUT, CheckResult, run_check
+from labkit import labstate
+from labkit.checking import TIMED_OUT, CheckResult, run_check
 from grader.labs import lab_checks
 from servers.learner_host import forkserver, supervisor
 
@@ -269,7 +269,7 @@ class Hosts(Sandbox):
         super().__init__(scratch, limits, errlog, host, env={"LAB_STATE_DIR": str(self.state_dir)})
         self.shown.append(self.code_file)  # the one file of the submission the host reads
         # Opened before any learner code runs: the checks reach the state folder through this descriptor,
-        # never through its path, which the learner's code could turn into a link (grader.labstate).
+        # never through its path, which the learner's code could turn into a link (labkit.labstate).
         self.state_fd = labstate.open_folder(self.state_dir)
         self.give(self.state_dir)
         self.give(self.code_file)

@@ -32,7 +32,7 @@ from typing import TextIO
 
 from traitlets.config import Config
 
-from grader.checking import capped, exception_words, neutral
+from labkit.checking import capped, exception_words, neutral
 from grader.course import configure
 from grader.grading import grade_code
 from grader.labs import LAB_MODULES, UnknownLab

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from grader.checking import CheckRegistry
+from labkit.checking import CheckRegistry
 
 LAB_MODULES = {
     "lab1_error_results": "grader.labs.lab1_error_results",

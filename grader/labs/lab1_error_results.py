@@ -21,7 +21,7 @@ import random
 from functools import cache
 from typing import Any
 
-from grader.checking import CheckFailed, CheckRegistry, describe, expect, structured
+from labkit.checking import CheckFailed, CheckRegistry, describe, expect, structured
 from grader.decisions import decide as reference_decide
 from grader.labs.cases import covering
 from grader.recovery import FakeClock, recover as reference_recover

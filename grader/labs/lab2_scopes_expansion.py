@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-from grader.checking import CheckFailed, CheckRegistry, expect, structured
+from labkit.checking import CheckFailed, CheckRegistry, expect, structured
 from grader.expansion import expand_text
 from grader.labs.cases import smallest_disagreement
 from grader.scopes import LOCAL, PROJECT, USER, resolve_sources

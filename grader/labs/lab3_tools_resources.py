@@ -23,8 +23,8 @@ from typing import Any
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-from grader import labstate
-from grader.checking import CheckFailed, CheckRegistry, describe, expect, expect_hints, structured
+from labkit import labstate
+from labkit.checking import CheckFailed, CheckRegistry, describe, expect, expect_hints, structured
 from servers.learner_host.kit_lab3 import ALERTS, CATALOG_URI, DEFAULT_SIZE, RUNBOOK_TEMPLATE, make_runbook
 
 LAB = "lab3_tools_resources"

@@ -28,8 +28,8 @@ from typing import Any
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-from grader import labstate
-from grader.checking import CheckFailed, CheckRegistry, expect, expect_hints
+from labkit import labstate
+from labkit.checking import CheckFailed, CheckRegistry, expect, expect_hints
 from grader.server_check import (
     RESULT_CHARS_LIMIT,
     Finding,

@@ -209,7 +209,7 @@ def learner_server(namespace: dict[str, Any]) -> Server:
         lowlevel = server._lowlevel_server  # the low-level server behind it, as the SDK's own Client uses
         if load_error:
             # The server is served as far as the cells built it; the handshake's instructions carry
-            # what failed, so every failing check can say why (grader.checking.run_check).
+            # what failed, so every failing check can say why (labkit.checking.run_check).
             lowlevel.instructions = f"{LOAD_ERROR_MARK}{load_error}"
         return lowlevel
     why = f" Your answer cells failed to run: {load_error}." if load_error else ""

@@ -13,7 +13,7 @@ import threading
 from dataclasses import asdict
 from typing import Any
 
-from grader.checking import CheckResult
+from labkit.checking import CheckResult
 
 
 def grade(lab: str, code: str, timeout: float | None = None) -> list[Any]:

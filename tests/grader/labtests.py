@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from grader.checking import CheckResult, run_check
+from labkit.checking import CheckResult, run_check
 from grader.labs import lab_checks
 from grader.notebook import answer_code, is_answer_cell, read_notebook
 from servers.client import connect

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from grader.batch import Progress, ResultStore, Task, grade_all, result_key
-from grader.checking import CheckResult
+from labkit.checking import CheckResult
 from grader.notebook import answer_code, read_notebook
 from grader.pipeline import SAMPLE_SUBMISSIONS
 

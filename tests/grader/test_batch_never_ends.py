@@ -28,7 +28,7 @@ from nbgrader.api import Gradebook
 import batchfaults
 from coursetests import MATRIX, copy_samples, expected_failed, new_course, page_text
 from grader.batch import NotGraded, Progress, ResultStore, Task, grade_all
-from grader.checking import MESSAGE_LIMIT
+from labkit.checking import MESSAGE_LIMIT
 from grader.course import COURSE_ID, graded_cells
 from grader.labs import lab_checks
 from grader.notebook import is_answer_cell

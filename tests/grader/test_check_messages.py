@@ -11,7 +11,7 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from grader.checking import MESSAGE_LIMIT, Check, CheckFailed, CheckResult, run_check
+from labkit.checking import MESSAGE_LIMIT, Check, CheckFailed, CheckResult, run_check
 from grader.course import TrustedChecks
 from grader.grading import grade_code
 from grader.notebook import answer_code, read_notebook
@@ -144,7 +144,7 @@ def test_the_course_folder_is_taken_out_of_each_verdict_nbgrader_records(where: 
     course = Path(where) / "mcp-course-2026" / "course"
     step = TrustedChecks(course_root=str(course))
     result = CheckResult("a", 1, False, f"Your notebook {course}/submitted/ana/lab/lab.ipynb broke.")
-    assert step.shown(result).message == "Your notebook <course>/submitted/ana/lab/lab.ipynb broke."
+    assert step.shown("lab1_error_results", result).message == "Your notebook <course>/submitted/ana/lab/lab.ipynb broke."
 
 
 def test_lab_2s_feedback_names_a_configured_script_without_the_repository_path() -> None:

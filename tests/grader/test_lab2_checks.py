@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.checking import run_check
+from labkit.checking import run_check
 from grader.labs.lab2_scopes_expansion import checks
 from grader.notebook import answer_code, is_answer_cell, read_notebook
 from grader.scopes import resolve_sources

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.checking import run_check
+from labkit.checking import run_check
 from grader.grading import grade_code
-from grader.labkit import Lab
+from labkit import Lab
 from grader.labs.lab3_tools_resources import checks
 from grader.notebook import answer_code, is_answer_cell, read_notebook
 from servers.learner_host import load_learner_code

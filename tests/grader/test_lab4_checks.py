@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from grader.checking import run_check
+from labkit.checking import run_check
 from grader.course import starting_code
 from grader.grading import grade_code
-from grader.labkit import Lab
+from labkit import Lab
 from grader.labs.lab4_server_integration import LONG_NAME, checks
 from grader.notebook import answer_code, is_answer_cell, read_notebook
 from servers.learner_host import load_learner_code

@@ -35,7 +35,7 @@ def test_answer_code_keeps_only_answer_cells_in_notebook_order(tmp_path: Path) -
     nb = new_notebook(
         cells=[
             new_markdown_cell("# Lab", metadata=nbgrader("intro", solution=False, grade=False)),
-            new_code_cell("from grader.labkit import Lab\nlab = Lab('lab1_error_results')", metadata=nbgrader("setup", solution=False, grade=False)),
+            new_code_cell("from labkit import Lab\nlab = Lab('lab1_error_results')", metadata=nbgrader("setup", solution=False, grade=False)),
             answer("answer_b", "def second():\n    return 2"),
             new_code_cell("print(second())"),
             new_code_cell("lab.check('second')", metadata=nbgrader("second", solution=False, grade=True, points=1)),
@@ -96,7 +96,7 @@ def test_the_lab_sources_answer_code_is_the_reference_solution_without_markers()
 
     assert "### BEGIN SOLUTION" not in code and "### END SOLUTION" not in code
     assert "lab.check(" not in code
-    assert "from grader.labkit import Lab" not in code
+    assert "from labkit import Lab" not in code
     compile(code, "<answer cells>", "exec")
     for name in ("transient_error", "empty_result", "search_orders", "get_order", "refund_order", "decide", "recover"):
         assert f"\ndef {name}(" in code

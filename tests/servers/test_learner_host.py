@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from grader.checking import run_check
+from labkit.checking import run_check
 from grader.labs.lab1_error_results import checks
 from mcp.shared.exceptions import MCPError
 from servers.client import connect

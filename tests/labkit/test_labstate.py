@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from grader import labstate
+from labkit import labstate
 
 
 @pytest.fixture

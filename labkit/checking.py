@@ -1,4 +1,9 @@
-"""Named, trusted checks of a lab, run against a learner host over an MCP session.
+"""Named checks of a lab, run against a learner host over an MCP session: the vocabulary both sides share.
+
+A lab has visible checks, which ship to learners (``labkit.checks``) so that ``lab.check`` runs them in
+the notebook, and hidden checks, which only the grader holds (``grader.labs``) and runs at grading: the
+same skills on cases the lab does not show. Both are ``Check``s of this module; a hidden one is marked
+``hidden``, and what a learner is shown of its verdict names the skill, never the case (``as_shown``).
 
 A check is a function of a session that raises ``CheckFailed`` with a message in
 words. The message says what was expected and what came back; it never shows the
@@ -20,7 +25,10 @@ from typing import Any
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT
 
-from grader.taxonomy import result_text
+
+def result_text(result: dict[str, Any]) -> str:
+    """All text content of a result, joined by newlines."""
+    return "\n".join(block.get("text", "") for block in result.get("content") or [] if isinstance(block, dict))
 
 
 class CheckFailed(AssertionError):
@@ -34,6 +42,7 @@ class Check:
     title: str
     mistake: str
     run: Callable[[Any], None]
+    hidden: bool = False  # run only at grading; its cases are never shown to the learner
 
 
 MESSAGE_LIMIT = 2000  # characters of one check's message; what a learner's code puts in one can be far longer
@@ -117,14 +126,33 @@ class CheckRegistry:
     lab: str
     checks: dict[str, Check] = field(default_factory=dict)
 
-    def check(self, name: str, *, points: float, title: str, mistake: str) -> Callable:
+    def check(self, name: str, *, points: float, title: str, mistake: str, hidden: bool = False) -> Callable:
         def register(fn: Callable[[Any], None]) -> Callable[[Any], None]:
             if name in self.checks:
                 raise ValueError(f"check {name!r} is defined twice in {self.lab}")
-            self.checks[name] = Check(name, points, title, mistake, fn)
+            self.checks[name] = Check(name, points, title, mistake, fn, hidden)
             return fn
 
         return register
+
+    @classmethod
+    def combined(cls, lab: str, order: list[str], *registries: CheckRegistry) -> CheckRegistry:
+        """One registry of the checks of ``registries`` (visible and hidden) in ``order``, the lab notebook's order
+        of graded cells; a name in no registry, or a check left out of ``order``, is an error."""
+        found: dict[str, Check] = {}
+        for registry in registries:
+            for name, check in registry.checks.items():
+                if name in found:
+                    raise ValueError(f"check {name!r} is defined twice in {lab}")
+                found[name] = check
+        missing, left_out = [n for n in order if n not in found], [n for n in found if n not in order]
+        if missing or left_out or len(set(order)) != len(order):
+            raise ValueError(f"{lab}: the order names unknown checks {missing} or leaves out {left_out}")
+        return cls(lab, {name: found[name] for name in order})
+
+    @property
+    def hidden(self) -> list[str]:
+        return [name for name, check in self.checks.items() if check.hidden]
 
     def __getitem__(self, name: str) -> Check:
         try:
@@ -137,13 +165,31 @@ class CheckRegistry:
         return sum(c.points for c in self.checks.values())
 
 
+HIDDEN_NOTE = "a hidden check: it tests this skill on cases the lab does not show, and runs only when your submission is graded"
+
+
+def as_shown(check: Check, result: CheckResult) -> CheckResult:
+    """``result`` as a learner may see it: a hidden check's verdict names the skill it tests (its title) and
+    the mistake it looks for, never its inputs or what came back; a visible check's is unchanged."""
+    if not check.hidden:
+        return result
+    if result.passed:
+        message = f"{check.title} ({HIDDEN_NOTE})."
+    else:
+        message = (
+            f"Not yet: {check.title[:1].lower()}{check.title[1:]} ({HIDDEN_NOTE}). The mistake it looks for: "
+            f"{check.mistake}. Its cases are not shown; try your code on inputs the visible checks do not use."
+        )
+    return CheckResult(result.name, result.points, result.passed, message, result.host_lost)
+
+
 def load_error_note(session: Any) -> str:
     """What failed while a learner-written server's answer cells ran, as its handshake said."""
     from servers.learner_host.host import LOAD_ERROR_MARK
 
     try:
         instructions = session.client.instructions or ""
-    except Exception:  # no handshake (an in-process test double), or the host is gone
+    except Exception:  # noqa: BLE001 - no handshake (an in-process test double), or the host is gone
         return ""
     return f" (Your {instructions}.)" if instructions.startswith(LOAD_ERROR_MARK) else ""
 

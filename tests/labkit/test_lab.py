@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.labkit import Lab
+from labkit import Lab
 from grader.labs import LAB_MODULES, UnknownLab
 from grader.notebook import answer_code, read_notebook
 from servers.learner_host import load_learner_code
