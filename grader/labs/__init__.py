@@ -1,10 +1,14 @@
-"""The labs the grader knows, each a registry of named checks."""
+"""The labs the grader knows, each a registry of named checks: the visible ones learners have (``labkit.checks``)
+and the hidden ones only the grader holds, in the notebook's order."""
 
 from __future__ import annotations
 
 import importlib
 
 from labkit.checking import CheckRegistry
+from labkit.checks import UnknownLab
+
+__all__ = ["LAB_MODULES", "UnknownLab", "lab_checks"]
 
 LAB_MODULES = {
     "lab1_error_results": "grader.labs.lab1_error_results",
@@ -12,11 +16,6 @@ LAB_MODULES = {
     "lab3_tools_resources": "grader.labs.lab3_tools_resources",
     "lab4_server_integration": "grader.labs.lab4_server_integration",
 }
-
-
-class UnknownLab(LookupError):
-    def __init__(self, name: str) -> None:
-        super().__init__(f"There is no lab named {name!r}. Known labs: {', '.join(sorted(LAB_MODULES))}.")
 
 
 def lab_checks(name: str) -> CheckRegistry:

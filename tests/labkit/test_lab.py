@@ -1,4 +1,5 @@
-"""``Lab(name).check(...)`` in a notebook: the grader's own check, run in process on the kernel's functions."""
+"""``Lab(name).check(...)`` in a notebook: the lab's visible check, run in process on the kernel's functions;
+``Lab(name).hidden(...)``: a hidden check's cell, which only says so."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from labkit import Lab
-from grader.labs import LAB_MODULES, UnknownLab
+from grader.labs import LAB_MODULES, UnknownLab, lab_checks
 from grader.notebook import answer_code, read_notebook
+from labkit import Lab
 from servers.learner_host import load_learner_code
 
 LAB = "lab1_error_results"
@@ -29,15 +30,16 @@ def kernel(code: str) -> dict:
 def test_check_prints_a_pass_line_for_the_solution(capsys) -> None:
     Lab(LAB).check("results_transient", kernel(SOLUTION))
 
-    assert capsys.readouterr().out == "[PASS] results_transient (1/1): transient_error builds a retryable transient result\n"
+    title = Lab(LAB).checks["results_transient"].title
+    assert capsys.readouterr().out == f"[PASS] results_transient (1/1): {title}\n"
 
 
 def test_check_raises_with_the_checks_message_for_a_wrong_answer(capsys) -> None:
     with pytest.raises(AssertionError) as caught:
         Lab(LAB).check("results_transient", kernel(NOT_RETRYABLE))
 
-    message = "transient_error(...) must have isRetryable true; got False."
-    assert str(caught.value) == f"results_transient: {message}"
+    message = str(caught.value).removeprefix("results_transient: ")
+    assert str(caught.value).startswith("results_transient: ") and "isRetryable" in message
     assert capsys.readouterr().out == f"[FAIL] results_transient (0/1): {message}\n"
 
 
@@ -45,7 +47,7 @@ def test_check_reads_the_calling_cells_globals_when_no_namespace_is_given(capsys
     cell_globals = kernel(SOLUTION)
     cell_globals["lab"] = Lab(LAB)
 
-    exec("lab.check('decide_business_stops')", cell_globals)
+    exec("lab.check('decide_business_stops')", cell_globals)  # noqa: S102 - a notebook cell, as the kernel runs it
 
     assert capsys.readouterr().out.startswith("[PASS] decide_business_stops (1/1): ")
 
@@ -56,7 +58,7 @@ def test_check_of_an_unwritten_function_says_it_is_not_written_yet() -> None:
     with pytest.raises(AssertionError) as caught:
         Lab(LAB).check("decide_not_found", blank)
 
-    assert str(caught.value) == "decide_not_found: decide is not written yet (it raises NotImplementedError)."
+    assert "decide is not written yet (it raises NotImplementedError)" in str(caught.value)
 
 
 def test_run_returns_the_verdict_without_printing_or_raising(capsys) -> None:
@@ -91,3 +93,21 @@ def test_an_unknown_lab_is_refused_naming_the_known_labs() -> None:
 
     assert str(caught.value) == f"There is no lab named 'no_such_lab'. Known labs: {', '.join(sorted(LAB_MODULES))}."
     assert isinstance(caught.value, LookupError)
+
+
+def test_the_notebook_has_the_visible_checks_only() -> None:
+    visible, everything = Lab(LAB).checks, lab_checks(LAB)
+    assert visible.hidden == [] and visible.checks
+    assert everything.hidden, "the grader holds hidden checks"
+    assert set(visible.checks) == {name for name in everything.checks if name not in everything.hidden}
+
+
+def test_a_hidden_check_is_not_run_in_the_notebook(capsys) -> None:
+    hidden = lab_checks(LAB).hidden[0]
+    with pytest.raises(KeyError):
+        Lab(LAB).check(hidden, kernel(SOLUTION))
+
+    Lab(LAB).hidden(hidden)
+
+    out = capsys.readouterr().out
+    assert out.startswith(f"[HIDDEN] {hidden}: this check runs only when your submission is graded")
