@@ -4,7 +4,8 @@ The numbers come from nbgrader's gradebook (one score per graded cell, named by 
 check); the words come from the labs' check registries (each check's ``mistake``).
 The report is written as HTML with its histograms embedded, or as Markdown with the
 histograms as PNG files beside it. Submissions that were not graded (``Course.not_graded``) are
-listed on their own, with why, and counted in no histogram, pass rate or mistake.
+listed on their own, with why, and counted in no histogram, pass rate or mistake. Graded answers
+that look alike (``grader.similarity``) are listed per lab, as a prompt to look, not a verdict.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +27,7 @@ from grader.course import graded_cells
 from grader.labs import LAB_MODULES, lab_checks
 from grader.notebook import NotANotebook, read_notebook
 from grader.pipeline import Course, Outcome, PipelineError
+from grader.similarity import IDENTICAL, SIMILARITY_THRESHOLD, Group, alike_in_course
 
 FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
 TOP_MISTAKES = 10
@@ -88,6 +91,8 @@ class CohortReport:
     # lab, mistake, checks, made, submissions, share; most common first
     mistakes: pd.DataFrame = field(default_factory=pd.DataFrame)
     not_graded: list[Outcome] = field(default_factory=list)  # by lab, then student; each with why
+    alike: list[Group] = field(default_factory=list)  # graded answers that look alike, by lab
+    alike_threshold: float = SIMILARITY_THRESHOLD
 
     @property
     def empty(self) -> bool:
@@ -129,8 +134,8 @@ def common_mistakes(grades: pd.DataFrame, sections: list[LabSection]) -> pd.Data
         failed = lab_grades[~lab_grades["passed"]]
         per_mistake = failed.groupby("mistake").agg(
             made=("student", "nunique"),
-            checks=("check", lambda names: ", ".join(sorted(set(names), key=position.get))),
-            first=("check", lambda names: min(position[n] for n in names)),
+            checks=("check", lambda names, position=position: ", ".join(sorted(set(names), key=position.get))),
+            first=("check", lambda names, position=position: min(position[n] for n in names)),
         )
         per_mistake["lab"] = section.lab
         per_mistake["submissions"] = section.submissions
@@ -144,10 +149,11 @@ def common_mistakes(grades: pd.DataFrame, sections: list[LabSection]) -> pd.Data
     return mistakes[columns].reset_index(drop=True)
 
 
-def build_report(course: Course) -> CohortReport:
+def build_report(course: Course, alike_threshold: float = SIMILARITY_THRESHOLD) -> CohortReport:
     grades, _ = read_grades(course)  # the unscored ones are among course.not_graded()
     sections = [lab_section(course, lab, lab_grades) for lab, lab_grades in grades.groupby("lab", sort=True)]
-    return CohortReport(course.root, sections, common_mistakes(grades, sections), course.not_graded())
+    alike = alike_in_course(course, alike_threshold) if sections else []
+    return CohortReport(course.root, sections, common_mistakes(grades, sections), course.not_graded(), alike, alike_threshold)
 
 
 def histogram_png(section: LabSection) -> bytes:
@@ -182,11 +188,39 @@ def not_graded_blocks(report: CohortReport) -> list[tuple]:
         ("h2", "Not graded"),
         (
             "p",
-            f"{len(report.not_graded)} submission(s) were not graded, so they have no score and are counted in none of the "
-            "numbers of this report. Do what each line says, then autograde them again to count them.",
+            (
+                f"{len(report.not_graded)} submission(s) were not graded, so they have no score and are counted in none of "
+                "the numbers of this report. Do what each line says, then autograde them again to count them."
+            ),
         ),
         ("table", ["student", "lab", "why"], [[o.student, o.lab, " ".join(o.message.split())] for o in report.not_graded], "lll"),
     ]
+
+
+def how_alike(group: Group) -> str:
+    if group.kind == IDENTICAL:
+        return "identical"
+    return f"near-identical ({math.floor(100 * group.similarity)} % alike)"  # floored: never "100 %" unless identical
+
+
+def alike_blocks(report: CohortReport) -> list[tuple]:
+    out: list[tuple] = [("h2", "Answers that look alike")]
+    if not report.alike:
+        return out + [("p", "No two graded submissions of a lab have answers that look alike.")]
+    out.append(
+        (
+            "p",
+            (
+                "Students of a lab whose answer code is the same or nearly so once comments, layout, quotes and the names "
+                "of variables and functions are set aside, leaving out the code every learner was given "
+                f"(near-identical: at least {pct(report.alike_threshold)} of their own code in common). This is a prompt "
+                "to look at their answers side by side, not a verdict: they may have worked together as allowed, or "
+                "reached the same answer on their own."
+            ),
+        )
+    )
+    out.append(("table", ["lab", "students", "how alike"], [[g.lab, ", ".join(g.students), how_alike(g)] for g in report.alike], "lll"))
+    return out
 
 
 def blocks(report: CohortReport) -> list[tuple]:
@@ -238,6 +272,7 @@ def blocks(report: CohortReport) -> list[tuple]:
         )
         if len(report.mistakes) > len(shown):
             out.append(("p", f"{len(report.mistakes) - len(shown)} less common mistake(s) are in the tables below."))
+    out += alike_blocks(report)
 
     for s in report.labs:
         out.append(("h2", s.lab))
@@ -328,11 +363,18 @@ def report_format(out: Path) -> str:
         ) from None
 
 
-def write_report(course: Course, out: Path) -> tuple[CohortReport, Path]:
-    """Build the cohort report from the course's gradebook and write it to ``out`` (.html or .md)."""
+def write_report(course: Course, out: Path, alike_threshold: float = SIMILARITY_THRESHOLD) -> tuple[CohortReport, Path]:
+    """Build the cohort report from the course's gradebook and write it to ``out`` (.html or .md).
+
+    ``alike_threshold``: how alike (0 to 1) two answers must be to be listed as near-identical."""
     out = Path(out).resolve()
     kind = report_format(out)
-    report = build_report(course)
+    if not 0 < alike_threshold <= 1:
+        raise PipelineError(
+            f"{alike_threshold!r} cannot be how alike answers must be: give a number above 0 and at most 1 "
+            f"(the default is {SIMILARITY_THRESHOLD:g})."
+        )
+    report = build_report(course, alike_threshold)
     items = blocks(report)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@ One small course is released and a few sample submissions autograded once for th
 from __future__ import annotations
 
 import base64
+import dataclasses
 import importlib
 import inspect
 import io
@@ -19,16 +20,17 @@ import matplotlib.image
 import nbformat
 import numpy as np
 import pytest
+from coursetests import MATRIX, copy_samples, expected_failed, new_course, page_text
 from nbgrader.api import Gradebook
 
-from coursetests import MATRIX, copy_samples, expected_failed, new_course, page_text
 from grader.cli import main
 from grader.course import COURSE_ID, graded_cells
 from grader.grading import grade_code
 from grader.labs import LAB_MODULES, lab_checks
 from grader.notebook import answer_code, read_notebook
-from grader.pipeline import SAMPLE_SUBMISSIONS
-from grader.report import TOP_MISTAKES
+from grader.pipeline import SAMPLE_SUBMISSIONS, PipelineError
+from grader.report import TOP_MISTAKES, blocks, build_report, render_html, write_report
+from grader.similarity import NEAR_IDENTICAL, SIMILARITY_THRESHOLD, Group, similarity
 
 LAB1, LAB3 = "lab1_error_results", "lab3_tools_resources"
 REPORTED = {LAB1: ["solution", "blank", "retries_business_error"], LAB3: ["solution", "side_effect_in_resource_read"]}
@@ -215,6 +217,68 @@ def test_a_report_file_of_another_kind_is_refused_before_anything_is_read(tmp_pa
     assert not (tmp_path / "report.txt").exists()
 
 
+# --- answers that look alike ------------------------------------------------------------------
+
+
+ALIKE = "## Answers that look alike"
+
+
+def released_answers(course, lab: str) -> list[str]:
+    return [answer_code(read_notebook(course.root / "release" / lab / f"{lab}.ipynb"))]
+
+
+def sample_answer(student: str, lab: str) -> str:
+    return answer_code(read_notebook(SAMPLE_SUBMISSIONS / student / lab / f"{lab}.ipynb"))
+
+
+def test_answers_that_look_alike_are_listed_per_lab_with_the_students_in_both_renderings(cohort, markdown, tmp_path):
+    # Each sample is the solution with one mistake made; "blank" is the release as handed out.
+    part = section(markdown.read_text(), ALIKE)
+    assert "a prompt to look at their answers side by side, not a verdict" in part
+    expected = []
+    for lab, mistaken in [(LAB1, "retries_business_error"), (LAB3, "side_effect_in_resource_read")]:
+        value = similarity(sample_answer("solution", lab), sample_answer(mistaken, lab), released_answers(cohort, lab))
+        assert SIMILARITY_THRESHOLD <= value < 1
+        expected.append([lab, f"{mistaken}, solution", f"near-identical ({int(100 * value)} % alike)"])
+    assert table_rows(part) == expected
+    assert "blank" not in part  # the released stub, left as it was, is no evidence
+
+    out = tmp_path / "cohort.html"
+    write_report(cohort, out)
+    text = page_text(out)
+    start = text.index("\nAnswers that look alike\n")
+    part = text[start : text.index(f"\n{LAB1}\n", start)]  # up to the heading of the first lab's own section
+    assert "not a verdict" in part
+    for lab, students, how in expected:
+        assert f"{lab}{students}{how}" in part  # one table row, its cells run together once the tags are gone
+
+
+def test_when_no_answers_look_alike_the_section_says_so_in_one_line(cohort, tmp_path):
+    out = tmp_path / "strict.md"
+    report, _ = write_report(cohort, out, alike_threshold=1.0)  # only identical answers would be listed
+    assert report.alike == []
+    lines = [line for line in section(out.read_text(), ALIKE).splitlines() if line.strip()]
+    assert lines == [ALIKE, "No two graded submissions of a lab have answers that look alike."]
+
+
+def test_names_in_the_alike_section_are_escaped_in_html(cohort):
+    report = dataclasses.replace(
+        build_report(cohort),
+        alike=[Group(LAB1, ("<script>alert(1)</script>", "o'neil & <b>co</b>"), NEAR_IDENTICAL, 0.91)],
+    )
+    page = render_html(blocks(report))
+    assert "<script>alert" not in page and "<b>co" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;, o&#x27;neil &amp; &lt;b&gt;co&lt;/b&gt;" in page
+    assert "near-identical (91 % alike)" in page
+
+
+def test_a_threshold_that_is_no_share_is_refused_before_anything_is_written(cohort, tmp_path):
+    for threshold in (0, 1.5, -0.2):
+        with pytest.raises(PipelineError, match="above 0 and at most 1"):
+            write_report(cohort, tmp_path / "report.md", alike_threshold=threshold)
+    assert not list(tmp_path.iterdir())
+
+
 # --- each learner's feedback ------------------------------------------------------------------
 
 
@@ -223,7 +287,7 @@ def feedback_page(course, student: str, lab: str) -> Path:
 
 
 def verdict_lines(text: str) -> list[str]:
-    return re.findall(r"^\[(?:PASS|FAIL)\] .*$", text, re.M)
+    return re.findall(r"^\[(?:PASS|FAIL)\] .*$", text, re.MULTILINE)
 
 
 def test_feedback_gives_every_check_its_verdict_and_message_in_notebook_order(cohort):
@@ -271,3 +335,4 @@ def test_feedback_never_shows_a_line_of_the_hidden_checks(cohort, lab):
 def notebook_lines(path: Path) -> set[str]:
     nb = nbformat.read(str(path), as_version=4)
     return {line.strip() for cell in nb.cells for line in cell.source.splitlines()}
+
