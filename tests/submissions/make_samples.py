@@ -256,8 +256,10 @@ MISTAKES["lab4_server_integration"] = {
     "private_tool_left_in": [
         (
             """    return result(f"{outline['title']} ({outline['published']}): {outline['summary']} Read it at {outline['url']}.", outline)""",
-            """    return result(f"{outline['title']} ({outline['published']}): {outline['summary']} Read it at {outline['url']}.", outline)\n\n\n"""
-            """@server.tool(annotations=READ_ONLY)\ndef seo_traffic_report(days: int = 7) -> dict:\n    \"\"\"Traffic.\"\"\"\n    return BLOG.traffic_report(days)""",
+            (
+                """    return result(f"{outline['title']} ({outline['published']}): {outline['summary']} Read it at {outline['url']}.", outline)\n\n\n"""
+                """@server.tool(annotations=READ_ONLY)\ndef seo_traffic_report(days: int = 7) -> dict:\n    \"\"\"Traffic.\"\"\"\n    return BLOG.traffic_report(days)"""
+            ),
         )
     ],
     "long_name_kept": [
@@ -272,8 +274,10 @@ MISTAKES["lab4_server_integration"] = {
     "empty_search_is_error": [
         (
             """    if not hits:\n        text = f"No article of the blog matches {query!r}; this is a valid answer."\n""",
-            """    if not hits:\n        return failure("not_found", f"No article matches {query!r}.", False, code="NO_ARTICLES")\n"""
-            """    if not hits:\n        text = f"No article of the blog matches {query!r}; this is a valid answer."\n""",
+            (
+                """    if not hits:\n        return failure("not_found", f"No article matches {query!r}.", False, code="NO_ARTICLES")\n"""
+                """    if not hits:\n        text = f"No article of the blog matches {query!r}; this is a valid answer."\n"""
+            ),
         )
     ],
     "snippets_without_pages": [
@@ -317,6 +321,45 @@ MISTAKES["lab4_server_integration"] = {
     "only_spaces_count_as_blank": [
         ("    if not query.strip():", '    if not query.strip(" "):'),
     ],
+    # Mistakes every visible check misses: each passes the cases the notebook shows and fails a hidden check.
+    "private_report_as_a_template": [
+        (
+            OUTLINE_RETURN,
+            OUTLINE_RETURN + '\n\n\n@server.resource("blog://traffic/{days}", name="traffic", description="The SEO agent\'s traffic report '
+            'for the last days.", mime_type="application/json")\ndef traffic(days: str) -> str:\n    return str(BLOG.traffic_report(int(days)))',
+        )
+    ],
+    "only_search_articles_annotated_and_described": [
+        ("@server.tool(annotations=READ_ONLY)\ndef get_article(", "@server.tool()\ndef get_article("),
+        (
+            '''    """Get one article of the team's engineering blog as an outline: title, date, summary, section headings, URL.
+
+    Call it when the user wants to know what an article found by search_articles covers. Returns the outline, not
+    the full text: give the user the URL to read it. An unknown slug is a not_found error: search again.
+    """''',
+            '    """Article outline."""',
+        ),
+    ],
+    "no_match_of_known_words_is_not_found": [
+        (
+            "    if not hits:\n        text =",
+            (
+                '    if not hits and all(BLOG.search(word) for word in query.split()):\n'
+                '        return failure("not_found", f"No article has all the words of {query!r}; search for fewer of them.", False,\n'
+                '                       code="NO_ARTICLE_WITH_ALL_WORDS")\n    if not hits:\n        text ='
+            ),
+        )
+    ],
+    "visible_questions_special_cased": [
+        (
+            "    if not query.strip():\n",
+            (
+                '    if query not in ("rag pitfalls", "kubernetes helm", "team", "   ", "rag", "quantum"):\n'
+                '        return result("No article matches.", {"articles": [], "page": page, "nextPage": None, "total": 0})\n'
+                "    if not query.strip():\n"
+            ),
+        )
+    ],
 }
 
 # Partial fixes: edits applied to the starting code the release hands out (lab 4 only).
@@ -335,8 +378,10 @@ PARTIAL_FIXES: dict[str, dict[str, list[tuple[str, str]]]] = {
             ),
             (
                 """@server.tool()\ndef search_articles""",
-                """READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)\n\n\n"""
-                """@server.tool(annotations=READ_ONLY)\ndef search_articles""",
+                (
+                    """READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)\n\n\n"""
+                    """@server.tool(annotations=READ_ONLY)\ndef search_articles"""
+                ),
             ),
             (
                 """@server.tool()\ndef get_article_outline_with_title_summary_and_section_headings_for_one_published_blog_post(""",
