@@ -1,263 +1,171 @@
-"""Lab 3's checks: the learner's own server, with each capability published as the right primitive.
+"""Lab 3's checks as the grader runs them: the visible ones (``labkit.checks``) and the hidden ones, defined here.
 
-Source: the exam guide, MCP integration section, "MCP tools vs MCP resources" (tools are model-controlled and may
-have side effects; resources are application-controlled, read-only, addressed by URI; a
-catalog as a resource spares the agent an N+1 sequence of tool calls). The learner's server
-runs in the learner host; the checks talk to it over MCP and verify state from outside the
-protocol through the kit store's journal.
-
-Each check tries more than the one case it names: the catalog at other sizes (one runbook,
-more than a page of them), runbooks by other ids and ids that do not exist, every runbook
-read twice, acknowledgements by other people and notes on other alerts, and alerts that do
-not exist. Each keeps to inputs of its own (RB-3 is runbook_template's), so a server that
-breaks on one input costs the check that stands for it.
+Source: the exam guide, MCP integration section, "MCP tools vs MCP resources". The hidden checks test the
+skills of the visible ones on cases the lab does not show, with the expected answers taken from the kit's
+own data (``make_runbook``, ``ALERTS``) and, for the agent, from the course's simulator: the catalog at
+other sizes (one runbook, more than twenty, going up and down), runbooks by other ids and ids that only
+look like one, every other runbook read (and read again after others), actions on the other alerts by
+several people, alert ids that do not exist, and the agent's questions about catalogs of other sizes.
+Their inputs are kept apart from the visible checks' (which read RB-3 and RB-10, the catalog of twelve
+and of two, and act on ALERT-2), so a server that special-cases what the notebook shows still fails here.
 """
 
 from __future__ import annotations
 
-import json
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-from labkit import labstate
-from labkit.checking import CheckFailed, CheckRegistry, describe, expect, expect_hints, structured
-from servers.learner_host.kit_lab3 import ALERTS, CATALOG_URI, DEFAULT_SIZE, RUNBOOK_TEMPLATE, make_runbook
+from grader.simulator import Scenario, SimulatorError, questions_for, run
+from labkit.checking import CheckFailed, CheckRegistry, expect
+from labkit.checks import lab3_tools_resources as visible
+from labkit.checks.lab3_tools_resources import (
+    LAB,
+    READ_IDS,
+    SUMMARY_FIELDS,
+    act,
+    catalog_entries,
+    catalog_size,
+    expect_catalog,
+    expect_changes,
+    expect_no_runbook,
+    expect_not_found,
+    expect_reads_change_nothing,
+    expect_runbook,
+    host_lost,
+    read,
+    runbook_uri,
+)
+from servers.learner_host.kit_lab3 import (
+    CATALOG_URI,
+    DEFAULT_SIZE,
+    RUNBOOK_TEMPLATE,
+    make_runbook,
+)
 
-LAB = "lab3_tools_resources"
-checks = CheckRegistry(LAB)
+hidden = CheckRegistry(LAB)
 
-# The scenario's actions and the hints each must carry (the field report on MCP server pitfalls,
-# section 2.3: readOnlyHint, destructiveHint, idempotentHint).
-ACTIONS = {
-    "acknowledge_alert": {"readOnlyHint": False, "idempotentHint": True, "destructiveHint": False},
-    "add_note": {"readOnlyHint": False, "idempotentHint": False, "destructiveHint": False},
-}
-SUMMARY_FIELDS = ("id", "title", "service", "severity")
-# Catalog sizes besides the default: one runbook, and more than a page of them (a catalog that
-# stops at a fixed count, or at the first page of the store, lists too few).
-OTHER_SIZES = (1, 23, 41)
-# runbook_template reads these ids and these that do not exist; reads_change_nothing reads every
-# other runbook. An unknown id is an error, at every size.
-TEMPLATE_IDS = ("RB-3", "RB-1", "RB-10")
-UNKNOWN_IDS = ("RB-0", "RB-13", "RB-999", "rb-2", "3")
-
-
-def journal(host) -> list[dict[str, Any]]:
-    """The kit's journal of changes, read without following anything the learner's code put in its place."""
-    try:
-        text = labstate.read_text(host, "journal.jsonl")
-    except labstate.StateFileRefused as exc:
-        raise CheckFailed(str(exc)) from None
-    try:
-        return [json.loads(line) for line in (text or "").splitlines()]
-    except ValueError:
-        raise CheckFailed("The lab's journal of changes was rewritten by your code; leave the lab's files to the kit.") from None
-
-
-@contextmanager
-def catalog_size(host, size: int):
-    labstate.write_text(host, "control.json", json.dumps({"size": size}))
-    try:
-        yield
-    finally:
-        labstate.remove(host, "control.json")
-
-
-def host_lost(exc: MCPError) -> bool:
-    """The learner's server hung or died: not a verdict on this read; run_check restarts the host."""
-    return exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
+# Catalog sizes the notebook does not show, in an order that goes up and down: one runbook, more than
+# twenty (a fixed cap), more than forty, and one between.
+HIDDEN_SIZES = (23, 1, 41, 7)
+# Runbooks read whole at the default size (runbooks_by_unseen_ids also reads some beyond the twelfth at larger sizes).
+HIDDEN_IDS = ("RB-1", "RB-7", "RB-12")
+# Ids no runbook has that look like one: a leading zero, too large, the bare number, the prefix alone, a tail.
+HIDDEN_UNKNOWN_IDS = ("RB-03", "RB-999", "7", "RB-", "RB-12a", "Rb-1")
+# The other alerts, each acknowledged by several people; the alerts that take notes; alert ids that do not exist.
+ACK_ALERTS = ("ALERT-4", "ALERT-1")
+NOTE_ALERTS = ("ALERT-3", "ALERT-5")
+HIDDEN_NO_SUCH_ALERTS = {"acknowledge_alert": ("ALERT-0", "ALERT-6", "alert-1"), "add_note": ("ALERT-10", "ALERT-01", "ALERT")}
+# Catalog sizes the agent answers questions about.
+BUDGET_SIZES = (4, 23, 41)
 
 
-def read(host, uri: str, what: str) -> str:
-    try:
-        return host.read(uri)
-    except MCPError as exc:
-        if host_lost(exc):
-            raise
-        raise CheckFailed(f"Reading {what} ({uri}) failed: {exc.message}") from None
+def summaries(size: int) -> list[dict]:
+    return [{k: make_runbook(i)[k] for k in SUMMARY_FIELDS} for i in range(1, size + 1)]
 
 
-def read_json(host, uri: str, what: str) -> Any:
-    text = read(host, uri, what)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        raise CheckFailed(f"{what} ({uri}) must be JSON; it starts {text[:60]!r}.") from None
-
-
-def catalog_entries(host) -> list[dict[str, Any]]:
-    catalog = read_json(host, CATALOG_URI, "the catalog")
-    entries = catalog.get("runbooks") if isinstance(catalog, dict) else None
-    expect(isinstance(entries, list), 'The catalog must be a JSON object with a "runbooks" list.')
-    return entries
-
-
-@checks.check("tools_are_the_actions", points=2, title="exactly the actions that change state are tools", mistake="publishes read-only data as tools")
-def tools_are_the_actions(host) -> None:
-    names = {tool["name"] for tool in host.tools()}
-    missing = sorted(set(ACTIONS) - names)
-    extra = sorted(names - set(ACTIONS))
-    expect(not missing, f"{', '.join(missing)} must be published as tools: they change state, so the model decides when to call them.")
-    expect(
-        not extra,
-        f"{', '.join(extra)} should not be {'a tool' if len(extra) == 1 else 'tools'}: reading the catalog or a runbook "
-        "changes nothing and is addressed by a URI, so publish it as a resource.",
-    )
-
-
-def runbook_uri(runbook_id: str) -> str:
-    return RUNBOOK_TEMPLATE.replace("{runbook_id}", runbook_id)
-
-
-def expect_whole_catalog(entries: list[Any], size: int, when: str = "") -> None:
-    """Every runbook of a store of ``size`` once, each with its summary fields and without its steps."""
-    expect(len(entries) == size, f"The catalog must list all {size} runbooks{when}; yours lists {len(entries)}.")
-    by_id = {entry.get("id"): entry for entry in entries if isinstance(entry, dict)}
-    for i in range(1, size + 1):
-        want = {k: make_runbook(i)[k] for k in SUMMARY_FIELDS}
-        expect(want["id"] in by_id, f"The catalog{when} has no entry with id {want['id']!r}.")
-        got = {k: by_id[want["id"]].get(k) for k in SUMMARY_FIELDS}
-        expect(got == want, f"The catalog entry of {want['id']} must carry {', '.join(SUMMARY_FIELDS)}: expected {want}, got {got}.")
-        expect(
-            "steps" not in by_id[want["id"]],
-            f"The catalog entry of {want['id']} carries the runbook's steps: keep the catalog small, the steps are read one runbook at a time.",
-        )
-
-
-@checks.check("catalog_is_a_resource", points=2, title="the runbook catalog is a resource listing every runbook", mistake="publishes the catalog as a tool")
-def catalog_is_a_resource(host) -> None:
-    uris = [r.get("uri") for r in host.resources()]
-    expect(CATALOG_URI in uris, f"resources/list must include the catalog {CATALOG_URI}; yours lists {uris}.")
-    expect_whole_catalog(catalog_entries(host), DEFAULT_SIZE)
-    for size in OTHER_SIZES:
+@hidden.check(
+    "catalog_at_unseen_sizes",
+    points=2,
+    title="the catalog lists every runbook, and only its summary, whatever the store holds",
+    mistake="a catalog capped at a fixed count, cached, or carrying more than each runbook's summary",
+    hidden=True,
+)
+def catalog_at_unseen_sizes(host) -> None:
+    for size in HIDDEN_SIZES:
         with catalog_size(host, size):
-            expect_whole_catalog(catalog_entries(host), size, f" when the store holds {size}")
+            expect_catalog(catalog_entries(host), summaries(size), f" when the store holds {size}")
 
 
-def expect_no_runbook(host, runbook_id: str, when: str = "") -> None:
-    """Reading an id that does not exist is an error (ResourceError), not a runbook, null or an empty object."""
-    uri = runbook_uri(runbook_id)
-    try:
-        text = host.read(uri)
-    except MCPError as exc:
-        if host_lost(exc):
-            raise
-        return
-    raise CheckFailed(f"There is no runbook {runbook_id!r}{when}, so reading {uri} must fail with a ResourceError; yours answered {text[:80]!r}.")
-
-
-@checks.check("runbook_template", points=2, title="one runbook is a resource addressed by a URI template", mistake="misses the resource template")
-def runbook_template(host) -> None:
-    templates = [t.get("uriTemplate") for t in host.templates()]
-    expect(RUNBOOK_TEMPLATE in templates, f"resources/templates/list must include {RUNBOOK_TEMPLATE}; yours lists {templates}.")
-    got = read_json(host, "runbooks://runbooks/RB-3", "runbook RB-3")
-    expect(got == make_runbook(3), f"runbooks://runbooks/RB-3 must give the whole runbook, steps included; got {got}.")
-    for runbook_id in TEMPLATE_IDS[1:]:
-        got = read_json(host, runbook_uri(runbook_id), f"runbook {runbook_id}")
-        want = make_runbook(int(runbook_id[3:]))
-        expect(got == want, f"{runbook_uri(runbook_id)} must give runbook {runbook_id} whole, steps included; got {got}.")
-    for runbook_id in UNKNOWN_IDS:
+@hidden.check(
+    "runbooks_by_unseen_ids",
+    points=2,
+    title="every runbook is read whole by its own id, and an id that is no runbook's is an error",
+    mistake="a runbook found by a loose match of its id, or an unknown id answered instead of refused",
+    hidden=True,
+)
+def runbooks_by_unseen_ids(host) -> None:
+    for runbook_id in HIDDEN_IDS:
+        expect_runbook(host, runbook_id, make_runbook(int(runbook_id[3:])))
+    for runbook_id in HIDDEN_UNKNOWN_IDS:
         expect_no_runbook(host, runbook_id)
-    with catalog_size(host, 23):
-        got = read_json(host, runbook_uri("RB-20"), "runbook RB-20")
-        expect(got == make_runbook(20), f"When the store holds 23 runbooks, {runbook_uri('RB-20')} must give runbook RB-20; got {got}.")
-        expect_no_runbook(host, "RB-24", " when the store holds 23")
-
-
-@checks.check("reads_change_nothing", points=2, title="reading resources is deterministic and changes no state", mistake="has side effects in resource reads")
-def reads_change_nothing(host) -> None:
-    # The catalog and every runbook but runbook_template's own, each read twice: a read may change
-    # state or answer differently for some ids only.
-    ids = [f"RB-{i}" for i in range(1, DEFAULT_SIZE + 1) if f"RB-{i}" not in TEMPLATE_IDS[:1]]
-    uris = [(CATALOG_URI, "the catalog")] + [(runbook_uri(i), f"runbook {i}") for i in ids]
-    before = journal(host)
-    for uri, what in uris:
-        first = read(host, uri, what)
-        changes = len(journal(host)) - len(before)
-        expect(changes == 0, f"Reading {what} ({uri}) changed state ({changes} change(s) recorded): a resource read must be read-only.")
-        second = read(host, uri, what)
-        expect(first == second, f"Reading {what} ({uri}) twice gave different text: a resource read must be deterministic.")
-    after = journal(host)
-    expect(after == before, f"Reading resources changed state ({len(after) - len(before)} change(s) recorded): a resource read must be read-only.")
-
-
-@checks.check("actions_are_annotated", points=2, title="each action carries truthful annotations", mistake="annotations that do not match behaviour")
-def actions_are_annotated(host) -> None:
-    tools = {tool["name"]: tool for tool in host.tools()}
-    for name, hints in ACTIONS.items():
-        expect(name in tools, f"{name} is not a tool.")
-        expect_hints(
-            tools[name],
-            hints,
-            lambda hint, value, said: f"{name} must say {hint}: {str(value).lower()}; yours says {said!r}.",
-        )
-
-
-def act(host, tool: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
-    """Call one action; it must succeed. Returns the changes it recorded."""
-    before = len(journal(host))
-    result = host.call(tool, arguments)
-    shown = f"{tool}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})"
-    expect(result.get("isError") is not True, f"{shown} failed: {describe(result)}.")
-    return journal(host)[before:]
-
-
-def expect_changes(changes: list[dict[str, Any]], change: str, alert: str, count: int, what: str) -> None:
-    want = [{"change": change, "alert": alert}] * count
-    got = [{"change": c.get("change"), "alert": c.get("alert")} for c in changes]
-    said = ", ".join(f"{c['change']} on {c['alert']}" for c in got) or "nothing"
-    expect(got == want, f"{what} must change state {count} time(s), on {alert}; the changes were: {said}.")
-
-
-@checks.check("actions_change_state", points=2, title="the actions do what they say: acknowledge once, note every time", mistake="actions that do not change state")
-def actions_change_state(host) -> None:
-    before = len(journal(host))
-    person = f"oncall-{Path(host.state_dir).name}"  # new for every run, so a re-run in one kernel counts afresh
-    for _ in range(2):
-        result = host.call("acknowledge_alert", alert_id="ALERT-2", by=person)
-        expect(result.get("isError") is not True, f"acknowledge_alert(ALERT-2) failed: {describe(result)}.")
-    acks = len(journal(host)) - before
-    expect(acks == 1, f"Acknowledging ALERT-2 twice by the same person must change state once (it is idempotent); it changed {acks} time(s).")
-    for text in ("rolled back", "rolled back"):
-        result = host.call("add_note", alert_id="ALERT-2", text=text)
-        expect(result.get("isError") is not True, f"add_note(ALERT-2) failed: {describe(result)}.")
-    notes = len(journal(host)) - before - acks
-    expect(notes == 2, f"add_note twice must add two notes (it is not idempotent); it added {notes}.")
-    # The same on other alerts, by other people: each call acts on the alert and the person it is given.
-    others = [a for a in ALERTS if a != "ALERT-2"]
-    for n, alert in enumerate(others[:2]):
-        expect_changes(act(host, "acknowledge_alert", {"alert_id": alert, "by": person}), "acknowledge", alert, 1, f"Acknowledging {alert}")
-        relief = f"{person}-relief"
-        expect_changes(act(host, "acknowledge_alert", {"alert_id": alert, "by": relief}), "acknowledge", alert, 1, f"Acknowledging {alert} again, by another person,")
-        expect_changes(act(host, "add_note", {"alert_id": alert, "text": f"note {n}"}), "note", alert, 1, f"add_note on {alert}")
-    # An alert that does not exist: a not_found error result, and nothing changes.
-    for tool, arguments in (("acknowledge_alert", {"alert_id": "ALERT-404", "by": "oncall"}), ("add_note", {"alert_id": "ALERT-9", "text": "x"})):
-        shown = f"{tool}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})"
-        count = len(journal(host))
-        result = host.call(tool, arguments)
-        category = structured(result).get("errorCategory")
-        expect(
-            result.get("isError") is True and category == "not_found",
-            f"{shown}, an alert that does not exist, must be an error result with errorCategory 'not_found'; got {describe(result)}.",
-        )
-        expect(len(journal(host)) == count, f"{shown}, an alert that does not exist, must change nothing.")
-
-
-@checks.check("empty_catalog_is_empty", points=2, title="an empty catalog is an empty result, not an error", mistake="reports empty results as errors")
-def empty_catalog_is_empty(host) -> None:
+    for size, number in ((23, 20), (41, 41)):
+        with catalog_size(host, size):
+            when = f" when the store holds {size}"
+            expect_runbook(host, f"RB-{number}", make_runbook(number), when)
+            expect_no_runbook(host, f"RB-{size + 1}", when)
     with catalog_size(host, 0):
-        entries = catalog_entries(host)
-    expect(entries == [], f"With no runbooks the catalog must be an empty list; yours lists {len(entries)} entries.")
+        expect_no_runbook(host, "RB-1", " when the store holds none")
 
 
-@checks.check("catalog_answers_within_budget", points=3, title="an agent answers the team's questions from the catalog within the budget", mistake="makes the agent explore with tool calls")
-def catalog_answers_within_budget(host) -> None:
-    from grader.simulator import Scenario, SimulatorError, questions_for, run
+@hidden.check(
+    "unseen_reads_change_nothing",
+    points=2,
+    title="reading any resource, in any order and at any size, changes nothing and gives the same text",
+    mistake="side effects or changing answers in the reads of some runbooks, some sizes or unknown ids",
+    hidden=True,
+)
+def unseen_reads_change_nothing(host) -> None:
+    ids = [f"RB-{i}" for i in range(1, DEFAULT_SIZE + 1) if f"RB-{i}" not in READ_IDS]
+    uris = [(runbook_uri(i), f"runbook {i}") for i in ids]
+    expect_reads_change_nothing(host, uris)
+    # Read again in the other order: each gives what it gave before, whatever was read in between.
+    before = visible.journal(host)
+    first = {uri: read(host, uri, what) for uri, what in uris}
+    for uri, what in reversed(uris):
+        expect(read(host, uri, what) == first[uri], f"Reading {what} ({uri}) after other reads gave different text.")
+    # Ids that do not exist: whatever the read answers, it changes nothing either.
+    for runbook_id in ("RB-404", "RB-00"):
+        try:
+            host.read(runbook_uri(runbook_id))
+        except MCPError as exc:
+            if host_lost(exc):
+                raise
+    after = visible.journal(host)
+    expect(after == before, f"Reading resources changed state ({len(after) - len(before)} change(s) recorded).")
+    with catalog_size(host, 23):
+        expect_reads_change_nothing(
+            host, [(CATALOG_URI, "the catalog of 23")] + [(runbook_uri(f"RB-{i}"), f"runbook RB-{i}") for i in range(13, 24)]
+        )
 
+
+@hidden.check(
+    "actions_on_unseen_alerts",
+    points=2,
+    title="each action acts on the alert and the person it is given, and refuses an alert that does not exist",
+    mistake="actions that ignore their arguments, or that break on alert ids the lab does not show",
+    hidden=True,
+)
+def actions_on_unseen_alerts(host) -> None:
+    first = f"primary-{Path(host.state_dir).name}"  # new for every run
+    second = f"secondary-{Path(host.state_dir).name}"
+    for alert in ACK_ALERTS:
+        for person, count, what in (
+            (first, 1, f"Acknowledging {alert}"),
+            (second, 1, f"Acknowledging {alert} again, by another person,"),
+            (first, 1, f"Acknowledging {alert} by the first person again, after another,"),
+            (first, 0, f"Acknowledging {alert} twice in a row by the same person"),
+        ):
+            expect_changes(act(host, "acknowledge_alert", {"alert_id": alert, "by": person}), "acknowledge", alert, count, what)
+    for alert in NOTE_ALERTS:
+        changes = []
+        for _ in range(3):
+            changes += act(host, "add_note", {"alert_id": alert, "text": "Paged the owner — waiting"})
+        expect_changes(changes, "note", alert, 3, f"add_note three times on {alert}")
+    for tool, alerts in HIDDEN_NO_SUCH_ALERTS.items():
+        for alert in alerts:
+            arguments = {"alert_id": alert, "by": "incident-lead"} if tool == "acknowledge_alert" else {"alert_id": alert, "text": "Paged the owner"}
+            expect_not_found(host, tool, arguments)
+
+
+@hidden.check(
+    "budget_on_unseen_catalogs",
+    points=2,
+    title="an agent answers the team's questions within the budget from catalogs of any size",
+    mistake="a catalog an agent cannot answer from at every size, so it explores one runbook after another",
+    hidden=True,
+)
+def budget_on_unseen_catalogs(host) -> None:
     scenario = Scenario(
         name="runbooks",
         catalog_uri=CATALOG_URI,
@@ -270,20 +178,37 @@ def catalog_answers_within_budget(host) -> None:
         item_template=RUNBOOK_TEMPLATE,
         item_noun="runbook",
     )
-    items = [make_runbook(i) for i in range(1, DEFAULT_SIZE + 1)]
-    questions = questions_for(scenario, items)
-    texts = {q.id: q.text for q in questions}
-    try:
-        outcomes = run(host, scenario, "catalog_first", questions)
-    except (SimulatorError, MCPError) as exc:
-        if isinstance(exc, MCPError) and host_lost(exc):
-            raise
-        raise CheckFailed(f"The agent could not work with your server: {exc}") from None
-    for outcome in outcomes:
-        asked = texts[outcome.question_id]
-        expect(outcome.correct, f"Asked {asked!r}, the agent answered {outcome.answer!r} from your server, which is wrong.")
-        expect(
-            outcome.tally.round_trips <= 2,
-            f"Asked {asked!r}, the agent needed {outcome.tally.round_trips} requests; the budget is 2 "
-            "(read the catalog, then at most one runbook).",
-        )
+    for size in BUDGET_SIZES:
+        questions = questions_for(scenario, [make_runbook(i) for i in range(1, size + 1)])
+        texts = {q.id: q.text for q in questions}
+        with catalog_size(host, size):
+            try:
+                outcomes = run(host, scenario, "catalog_first", questions)
+            except (SimulatorError, MCPError) as exc:
+                if isinstance(exc, MCPError) and host_lost(exc):
+                    raise
+                raise CheckFailed(f"With {size} runbooks the agent could not work with your server: {exc}") from None
+        for outcome in outcomes:
+            asked = f"With {size} runbooks, asked {texts[outcome.question_id]!r}"
+            expect(outcome.correct, f"{asked}, the agent answered {outcome.answer!r} from your server; the answer is {outcome.expected!r}.")
+            expect(outcome.tally.round_trips <= visible.BUDGET, f"{asked}, the agent needed {outcome.tally.round_trips} requests; the budget is {visible.BUDGET}.")
+
+
+# The notebook's order of graded cells: each hidden check after the visible check of its skill.
+ORDER = [
+    "catalog_is_a_resource",
+    "catalog_at_unseen_sizes",
+    "runbook_template",
+    "runbooks_by_unseen_ids",
+    "reads_change_nothing",
+    "unseen_reads_change_nothing",
+    "empty_catalog_is_empty",
+    "tools_are_the_actions",
+    "actions_are_annotated",
+    "actions_change_state",
+    "actions_on_unseen_alerts",
+    "catalog_answers_within_budget",
+    "budget_on_unseen_catalogs",
+]
+
+checks = CheckRegistry.combined(LAB, ORDER, visible.checks, hidden)

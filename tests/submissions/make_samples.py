@@ -247,6 +247,23 @@ MISTAKES["lab3_tools_resources"] = {
         ("""    if alert_id not in ALERTS:\n        return unknown_alert(alert_id)\n    changed""", """    changed"""),
         ("""    if alert_id not in ALERTS:\n        return unknown_alert(alert_id)\n    count""", """    count"""),
     ],
+    # Mistakes every visible check misses: only a hidden check, on cases the notebook does not show, catches them.
+    "runbook_id_read_as_a_number": [
+        (
+            """found = STORE.runbook(runbook_id)""",
+            """number = runbook_id.removeprefix("RB-")\n    found = STORE.runbook(f"RB-{int(number)}") if number.isdigit() else None""",
+        ),
+    ],
+    "unknown_alert_judged_by_its_number": [
+        (
+            """    if alert_id not in ALERTS:\n        return unknown_alert(alert_id)\n    changed""",
+            """    if int(alert_id.removeprefix("ALERT-")) > len(ALERTS):\n        return unknown_alert(alert_id)\n    changed""",
+        ),
+        (
+            """    if alert_id not in ALERTS:\n        return unknown_alert(alert_id)\n    count""",
+            """    if int(alert_id.removeprefix("ALERT-")) > len(ALERTS):\n        return unknown_alert(alert_id)\n    count""",
+        ),
+    ],
 }
 
 
