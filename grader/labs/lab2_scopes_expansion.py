@@ -1,14 +1,21 @@
-"""Lab 2's checks: the learner's expander and resolver against the reference, and the
-configuration they authored for the scenario.
+"""Lab 2's hidden checks, and its full registry: the visible checks (``labkit.checks``) and these.
 
-The expander and the resolver are compared with ``grader.expansion`` and ``grader.scopes`` on
-named cases from Claude Code's MCP reference, then on generated cases (hypothesis,
-deterministic, ``grader.labs.cases``); a disagreement is shrunk to the smallest case, which the
-feedback shows. The generated values mix several references in one value, defaults holding
-``:``, ``:-``, ``$`` or the start of another reference, names that only look like
-references (``$VAR``, ``${VAR-d}``, ``${1X:-d}``), values that themselves hold references,
-and credential variables beside names that merely look like credentials; the generated
-configurations put references in every field (``command``, ``args``, ``env``, ``url``,
+The hidden checks test the lab's three skills on cases the notebook does not show, against the
+reference model (``grader.expansion``, ``grader.scopes``):
+
+- the expander on generated values (hypothesis, deterministic, ``grader.labs.cases``), and on every
+  credential variable of the set beside names that only look like credentials;
+- the resolver on generated configurations, and on edge cases the visible tables do not combine;
+- the authored configuration started for real (each stdio server, sandboxed, must answer tools/list)
+  and resolved as each developer of the scenario sees it.
+
+A disagreement of a generated case is shrunk to the smallest case. That case is for the instructor's
+eyes: a learner is shown only a hidden check's title and the mistake it looks for (``as_shown``). The
+generated values use other names than the visible cases, so no generated case is one the lab shows;
+they mix several references in one value, defaults holding ``:``, ``:-``, ``$`` or the start of another
+reference, names that only look like references (``$VAR``, ``${VAR-d}``, a name starting with a digit), values that
+themselves hold references, and credential variables beside names that merely look like credentials;
+the generated configurations put references in every field (``command``, ``args``, ``env``, ``url``,
 ``headers``) of every scope.
 """
 
@@ -21,29 +28,89 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
-
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-from labkit.checking import CheckFailed, CheckRegistry, expect, structured
-from grader.expansion import expand_text
+from grader.expansion import (
+    CREDENTIAL_VARIABLES,
+    REFERENCE,
+    expand_text,
+    is_session_secret,
+)
 from grader.labs.cases import smallest_disagreement
 from grader.scopes import LOCAL, PROJECT, USER, resolve_sources
+from labkit.checking import CheckFailed, CheckRegistry, expect, structured
+from labkit.checks import lab2_scopes_expansion as visible
+from labkit.checks.lab2_scopes_expansion import (
+    VISIBLE_EXPANSIONS,
+    VISIBLE_RESOLUTIONS,
+    authored,
+    learner_expand,
+    learner_resolve,
+    servers_in,
+    strings,
+)
 from servers.learner_host.kit_lab2 import SCENARIO
 
 LAB = "lab2_scopes_expansion"
-checks = CheckRegistry(LAB)
+hidden = CheckRegistry(LAB)
 REPO = Path(__file__).resolve().parents[2]
 
-# --- calling the learner ------------------------------------------------------------------
+# The notebook's graded cells, in order: each skill's visible checks, then its hidden ones.
+ORDER = [
+    "expand_basic",
+    "expand_unset_stays_literal",
+    "expand_empty_is_set",
+    "expand_credentials_blank",
+    "expand_matches_reference",
+    "expand_unseen_values",
+    "expand_unseen_credentials",
+    "resolve_precedence",
+    "resolve_no_field_merge",
+    "resolve_types_and_skips",
+    "resolve_expands_fields",
+    "resolve_matches_reference",
+    "resolve_unseen_configurations",
+    "resolve_unseen_combinations",
+    "config_scopes",
+    "config_no_secret_committed",
+    "config_placeholders",
+    "config_servers_start",
+    "config_servers_start_for_real",
+    "config_per_developer",
+]
+
+# --- what the visible checks show ------------------------------------------------------------
 
 
-def learner_expand(host, text: str, env: dict[str, str], remote: bool = False) -> str:
-    return structured(host.call("expand_value", text=text, env=env, remote_field=remote))["value"]
+def names_in(value: Any) -> set[str]:
+    """Every variable name a value writes as a reference or as an env key, and every server name."""
+    found: set[str] = set()
+    if isinstance(value, str):
+        found.update(m.group(1) for m in REFERENCE.finditer(value))
+        found.update(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            found.add(str(key))
+            found |= names_in(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            found |= names_in(item)
+    return found
 
 
-def learner_resolve(host, user: dict, local: dict, project: dict, env: dict[str, str]) -> dict[str, Any]:
-    return structured(host.call("resolve_servers", user=user, local=local, project=project, env=env))["servers"]
+def expansion_key(text: str, env: dict[str, str], remote: bool) -> tuple:
+    return text, tuple(sorted(env.items())), remote
+
+
+VISIBLE_EXPANSION_KEYS = frozenset(expansion_key(text, env, remote) for text, env, remote, _, _ in VISIBLE_EXPANSIONS)
+# Variable names and server names the visible cases use; the hidden cases use others.
+VISIBLE_NAMES = frozenset(
+    names_in([(text, env) for text, env, _, _, _ in VISIBLE_EXPANSIONS])
+    | names_in([(user, local, project, env) for user, local, project, env, _, _ in VISIBLE_RESOLUTIONS])
+)
+
+# --- the reference --------------------------------------------------------------------------------
 
 
 def reference_resolve(user: dict, local: dict, project: dict, env: dict[str, str]) -> dict[str, Any]:
@@ -55,68 +122,61 @@ def host_gone(exc: MCPError) -> bool:
     return exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
 
 
-# --- part A: expansion ---------------------------------------------------------------------
+def expand_all(host, cases: list[tuple[str, dict[str, str], bool]]) -> list[dict[str, Any]]:
+    """The learner's answer to every case, in one call: {"value": ...} or {"error": why}."""
+    result = host.call("expand_values", cases=[{"text": t, "env": e, "remote_field": r} for t, e, r in cases])
+    answers = structured(result).get("answers")
+    expect(isinstance(answers, list) and len(answers) == len(cases), "The lab server did not answer every case.")
+    return answers
 
 
-def expect_expansion(host, text: str, env: dict[str, str], remote: bool, why: str) -> None:
-    want = expand_text(text, env, blank_credentials=remote)
-    got = learner_expand(host, text, env, remote)
-    place = "a remote server's url/headers" if remote else "a value"
-    expect(got == want, f"{why}: expanding {text!r} in {place} with env {env!r} must give {want!r}; yours gives {got!r}.")
+# --- part A: expansion -------------------------------------------------------------------------------
 
-
-@checks.check("expand_basic", points=2, title="${VAR} and ${VAR:-default} expand from the environment", mistake="mis-expands ${VAR}")
-def expand_basic(host) -> None:
-    expect_expansion(host, "${A}", {"A": "1"}, False, "A set variable expands")
-    expect_expansion(host, "npx -y ${PKG}@latest", {"PKG": "notes"}, False, "A reference inside text expands in place")
-    expect_expansion(host, "${A:-fallback}", {}, False, "An unset variable takes its default")
-    expect_expansion(host, "${A}/${B:-b}", {"A": "x"}, False, "Several references expand independently")
-    expect_expansion(host, "plain text", {"A": "1"}, False, "Text without references is unchanged")
-
-
-@checks.check("expand_unset_stays_literal", points=1, title="an unset variable without a default stays as written", mistake="drops unset variables")
-def expand_unset_stays_literal(host) -> None:
-    expect_expansion(host, "${DATABASE_URL_RO}", {}, False, "An unset variable without a default stays literal")
-    expect_expansion(host, "${CLAUDE_PROJECT_DIR}/server.py", {}, False, "CLAUDE_PROJECT_DIR is not in Claude Code's environment")
-
-
-@checks.check("expand_empty_is_set", points=2, title="an empty string counts as set: ${VAR:-default} gives ''", mistake="applies defaults to empty strings")
-def expand_empty_is_set(host) -> None:
-    expect_expansion(host, "${API_BASE_URL:-https://api.example.com}/mcp", {"API_BASE_URL": ""}, False, "The seed's example")
-    expect_expansion(host, "${A:-d}", {"A": ""}, False, "An empty string is a value")
-
-
-@checks.check("expand_credentials_blank", points=2, title="credential variables read as empty in a remote url/headers", mistake="sends credentials to remote servers")
-def expand_credentials_blank(host) -> None:
-    expect_expansion(host, "Bearer ${ANTHROPIC_AUTH_TOKEN}", {"ANTHROPIC_AUTH_TOKEN": "sk-ant-secret"}, True, "A credential reads as empty")
-    expect_expansion(host, "Bearer ${NPM_TOKEN:-public}", {}, True, "A credential's default is ignored")
-    expect_expansion(host, "${ANTHROPIC_BASE_URL}/mcp", {"ANTHROPIC_BASE_URL": "https://proxy.internal"}, True, "A provider base URL still expands")
-    expect_expansion(host, "Bearer ${API_KEY}", {"API_KEY": "k-123"}, True, "A variable outside the set expands as written")
-    expect_expansion(host, "${ANTHROPIC_API_KEY}", {"ANTHROPIC_API_KEY": "sk-ant"}, False, "Outside a remote url/headers credentials expand")
-    expect_expansion(host, "${AWS_SECRET_ACCESS_KEY:-none}", {"AWS_SECRET_ACCESS_KEY": "aws-s3cr3t"}, True, "Every credential variable reads as empty, not only Anthropic's")
-    expect_expansion(host, "token ${GITHUB_TOKEN}", {"GITHUB_TOKEN": "gh-t"}, True, "A name that only looks like a credential expands as written")
-
-
-# Plain names, credential variables, and names that only look like credentials (they expand as usual).
-VARS = ["A", "B", "_x1", "ANTHROPIC_API_KEY", "NPM_TOKEN", "AWS_SECRET_ACCESS_KEY", "HTTPS_PROXY", "API_KEY", "GITHUB_TOKEN", "ANTHROPIC_BASE_URL"]
+# Plain names, credential variables, and names that only look like credentials (they expand as usual);
+# none of them is a name the visible cases use.
+VARS = ["V", "W", "_v1", "VAULT_TOKEN", "PYPI_TOKEN", "AZURE_CLIENT_SECRET", "HTTP_PROXY", "SERVICE_KEY", "GH_ENTERPRISE_TOKEN", "CLAUDE_CODE_API_BASE_URL"]
 # A default runs up to the first "}": it may hold ":", ":-", "$", "{" or the start of another reference.
-DEFAULTS = ["", "d", "https://e:8080", "x:-y", "-", "$B", "${B", "a b"]
-FRAGMENTS = st.one_of(
-    st.sampled_from(["x", "/", "https://h", "-", " ", "Bearer ", "}", "$", "${"]),
-    st.builds(lambda v: "${%s}" % v, st.sampled_from(VARS)),
-    st.builds(lambda v, d: "${%s:-%s}" % (v, d), st.sampled_from(VARS), st.sampled_from(DEFAULTS)),
-    # Not references: a bare $NAME, the shell's ${NAME-d}, a name that starts with a digit.
-    st.builds(lambda v: "$%s" % v, st.sampled_from(["A", "B"])),
-    st.sampled_from(["${A-d}", "${1X:-d}", "${A:d}"]),
+DEFAULTS = ["", "d", "https://e:8443", "p:-q", "-", "$W", "${W", "a b"]
+
+
+def fragments(names: list[str]):
+    """Pieces of a value that references ``names`` (and pieces that only look like references)."""
+    return st.one_of(
+        st.sampled_from(["y", "/", "https://h", "-", " ", "Token ", "}", "$", "${", ":"]),
+        st.builds(lambda v: f"${{{v}}}", st.sampled_from(names)),
+        st.builds(lambda v, d: f"${{{v}:-{d}}}", st.sampled_from(names), st.sampled_from(DEFAULTS)),
+        # Not references: a bare $NAME, the shell's ${NAME-d}, a name that starts with a digit, a space inside.
+        st.builds(lambda v: f"${v}", st.sampled_from(names)),
+        st.builds(lambda v: f"${{{v}-d}}", st.sampled_from(names)),
+        st.sampled_from(["${2Y:-d}", "${V:d}", "${ V}"]),
+    )
+
+
+# Values are used as they are: one that holds a reference, a "$", a backslash or a group reference is not expanded again.
+ENV_VALUES = ["", "u", "w/x", "${W}", "$V", "D:\\data\\2", "y}", "\\g<0>"]
+
+
+def expansion_cases(names: list[str]):
+    """A value over a few of the names, and an environment that sets some of them (and perhaps others)."""
+    env = st.dictionaries(st.sampled_from(names + ["W"]), st.sampled_from(ENV_VALUES), max_size=3)
+    return st.tuples(st.lists(fragments(names), max_size=4).map("".join), env, st.booleans())
+
+
+EXPANSION_CASES = (
+    st.lists(st.sampled_from(VARS), min_size=1, max_size=3, unique=True)
+    .flatmap(expansion_cases)
+    .filter(lambda case: expansion_key(*case) not in VISIBLE_EXPANSION_KEYS)
 )
-TEXTS = st.lists(FRAGMENTS, max_size=4).map("".join)
-# Values are used as they are: one that holds a reference, a "$" or a backslash is not expanded again.
-ENVS = st.dictionaries(st.sampled_from(VARS), st.sampled_from(["", "v", "w/x", "${B}", "$A", "C:\\tmp\\1", "x}"]), max_size=4)
-EXPANSION_CASES = st.tuples(TEXTS, ENVS, st.booleans())
 
 
-@checks.check("expand_matches_reference", points=3, title="the expander agrees with the reference on generated values", mistake="mis-expands ${VAR}")
-def expand_matches_reference(host) -> None:
+@hidden.check(
+    "expand_unseen_values",
+    points=3,
+    title="expand_value agrees with Claude Code on generated values the lab does not show",
+    mistake="mis-expands values of a kind the visible cases do not show",
+    hidden=True,
+)
+def expand_unseen_values(host) -> None:
     errors: dict[tuple, str] = {}
 
     def disagrees(case) -> bool:
@@ -126,21 +186,18 @@ def expand_matches_reference(host) -> None:
         except MCPError as exc:
             if host_gone(exc):
                 raise
-            errors[(text, tuple(sorted(env.items())), remote)] = exc.message
+            errors[expansion_key(text, env, remote)] = exc.message
             return True
 
     def agree_all(cases) -> bool:
-        result = host.call("expand_values", cases=[{"text": t, "env": e, "remote_field": r} for t, e, r in cases])
-        answers = structured(result).get("answers") or []
-        return len(answers) == len(cases) and all(
-            a.get("value") == expand_text(t, e, blank_credentials=r) for a, (t, e, r) in zip(answers, cases)
-        )
+        answers = expand_all(host, cases)
+        return all(a.get("value") == expand_text(t, e, blank_credentials=r) for a, (t, e, r) in zip(answers, cases))
 
     case = smallest_disagreement(EXPANSION_CASES, disagrees, agree_all)
     if case is not None:
         text, env, remote = case
         where = f"text={text!r}, env={env!r}, remote_field={remote}"
-        error = errors.get((text, tuple(sorted(env.items())), remote))
+        error = errors.get(expansion_key(text, env, remote))
         if error:
             raise CheckFailed(f"{error.rstrip('.')} (smallest failing case: {where}).")
         raise CheckFailed(
@@ -149,110 +206,62 @@ def expand_matches_reference(host) -> None:
         )
 
 
-# --- part B: the resolver --------------------------------------------------------------------
+# Names that only look like credentials: they expand as usual, toward remote servers too.
+LOOK_ALIKES = sorted(
+    {"GH_ENTERPRISE_TOKEN", "HF_TOKEN", "OPENAI_API_KEY", "MY_NPM_TOKEN", "NPM_TOKEN_RO", "AWS_ACCESS_KEY_ID", "SLACK_BOT_TOKEN",
+     "DATABASE_PASSWORD", "ANTHROPIC_MODEL", "ANTHROPIC_VERTEX_BASE_URL", "VAULT_ADDR", "TOKEN"}
+    - VISIBLE_NAMES
+)
+HIDDEN_CREDENTIALS = sorted(set(CREDENTIAL_VARIABLES) - VISIBLE_NAMES)
 
 
-def expect_resolution(host, user: dict, local: dict, project: dict, env: dict[str, str], why: str) -> None:
-    want = reference_resolve(user, local, project, env)
-    got = learner_resolve(host, user, local, project, env)
-    if got != want:
+def credential_cases() -> list[tuple[str, dict[str, str], bool]]:
+    """Each credential variable the visible cases do not name, toward a remote server set and unset (with a
+    default) and, where the lab's rule is Claude Code's, in a local value; and each look-alike toward a remote server."""
+    cases = []
+    for i, name in enumerate(HIDDEN_CREDENTIALS):
+        value = f"s3cret-{i}"
+        cases.append((f"Token ${{{name}}}", {name: value}, True))
+        cases.append((f"${{{name}:-fallback}}/x", {}, True))
+        if not is_session_secret(name):  # Claude Code blanks its own session secrets everywhere: the lab leaves that out
+            cases.append((f"--key=${{{name}}}", {name: value}, False))
+    for i, name in enumerate(LOOK_ALIKES):
+        cases.append((f"Token ${{{name}}}", {name: f"open-{i}"}, True))
+    return cases
+
+
+@hidden.check(
+    "expand_unseen_credentials",
+    points=2,
+    title="every credential variable of the set reads as empty toward a remote server, and only there",
+    mistake="blanks only some of the credential variables, or blanks names that merely look like credentials",
+    hidden=True,
+)
+def expand_unseen_credentials(host) -> None:
+    cases = credential_cases()
+    answers = expand_all(host, cases)
+    wrong = [(case, answer) for case, answer in zip(cases, answers) if answer.get("value") != expand_text(case[0], case[1], blank_credentials=case[2])]
+    if wrong:
+        (text, env, remote), answer = wrong[0]
+        place = "a remote server's url/headers" if remote else "a value"
+        got = f"raised: {answer['error']}" if "error" in answer else f"gives {answer.get('value')!r}"
         raise CheckFailed(
-            f"{why}. With user={user!r}, local={local!r}, project={project!r}, env={env!r} "
-            f"the servers must be {want!r}; yours are {got!r}."
+            f"Your expand_value gets {len(wrong)} of {len(cases)} credential cases wrong; the first: expanding {text!r} in {place} "
+            f"with env {env!r} must give {expand_text(text, env, blank_credentials=remote)!r}; yours {got}."
         )
 
 
-@checks.check("resolve_precedence", points=2, title="local beats project beats user, by name", mistake="gets scope precedence wrong")
-def resolve_precedence(host) -> None:
-    a, b, c = ({"command": "npx", "args": [f"server-{s}"]} for s in ("user", "project", "local"))
-    expect_resolution(host, {"db": a}, {"db": c}, {"db": b}, {}, "The local definition wins over project and user")
-    expect_resolution(host, {"db": a}, {}, {"db": b}, {}, "The project definition wins over user")
-    expect_resolution(host, {"db": a, "notes": {"command": "notes"}}, {}, {"db": b}, {}, "Servers with other names are all kept")
-    # The same rule for every name, whichever scopes hold it.
-    user = {"github": a, "notes": a, "tracker": a}
-    local = {"notes": c, "tracker": c}
-    project = {"github": b, "tracker": b, "search": b}
-    expect_resolution(host, user, local, project, {}, "Each name is decided on its own: local, else project, else user")
+# --- part B: the resolver ---------------------------------------------------------------------------
 
-
-@checks.check("resolve_no_field_merge", points=2, title="the winning entry is used whole; fields are never merged", mistake="merges fields across scopes")
-def resolve_no_field_merge(host) -> None:
-    user = {"github": {"type": "http", "url": "https://api.githubcopilot.com/mcp", "headers": {"Authorization": "Bearer ${GITHUB_PERSONAL_ACCESS_TOKEN}"}}}
-    local = {"github": {"type": "http", "url": "https://ghe.example.com/mcp"}}
-    expect_resolution(host, user, local, {}, {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_x"}, "The user's headers must not leak into the local entry")
-    user = {"db": {"command": "npx", "args": ["pg"], "env": {"PGSSLMODE": "require"}}}
-    project = {"db": {"command": "python", "args": ["db.py"]}}
-    expect_resolution(host, user, {}, project, {}, "The user's env must not be merged into the project entry")
-
-
-@checks.check("resolve_types_and_skips", points=2, title="type defaults, aliases and skipped entries follow Claude Code", mistake="loads entries Claude Code skips")
-def resolve_types_and_skips(host) -> None:
-    project = {
-        "plain": {"command": "npx", "args": ["-y", "x"]},
-        "alias": {"type": "streamable-http", "url": "https://a.example.com/mcp"},
-        "no-type": {"url": "https://b.example.com/mcp"},
-        "sdk": {"type": "sdk"},
-        "placeholder": {"type": "http", "url": ""},
-        "expands-to-nothing": {"type": "sse", "url": "${EVENTS_URL:-}"},
-    }
-    expect_resolution(
-        host,
-        {},
-        {},
-        project,
-        {},
-        "Missing type means stdio; streamable-http means http; url without type and type sdk are skipped; "
-        "a url written as the empty string is not configured (one that only expands to nothing is kept as it is)",
-    )
-
-
-@checks.check("resolve_expands_fields", points=2, title="the winner's command, args, env, url and headers are expanded", mistake="mis-expands ${VAR}")
-def resolve_expands_fields(host) -> None:
-    # A reference in every field Claude Code expands, of a stdio, an http and an sse server, in every scope.
-    project = {
-        "postgres-readonly": {
-            "type": "stdio",
-            "command": "${PG_COMMAND:-npx}",
-            "args": ["-y", "${PG_PACKAGE}@latest", "${DATABASE_URL_RO}"],
-            "env": {"PGSSLMODE": "${SSL:-require}", "KEY": "${ANTHROPIC_API_KEY}"},
-        },
-        "github": {"type": "http", "url": "${GH_URL:-https://api.githubcopilot.com}/mcp", "headers": {"Authorization": "Bearer ${GITHUB_PERSONAL_ACCESS_TOKEN}", "X-Leak": "${ANTHROPIC_API_KEY}"}},
-    }
-    user = {"events": {"type": "sse", "url": "https://events.example.com/${TENANT}/sse?token=${NPM_TOKEN}", "headers": {"X-Team": "${TEAM:-core}"}}}
-    local = {"notes": {"command": "${PYTHON}", "args": ["-m", "${NOTES_MODULE:-servers.notes}"], "env": {"NOTES_TOKEN": "${NPM_TOKEN}"}}}
-    env = {
-        "PG_PACKAGE": "@modelcontextprotocol/server-postgres",
-        "DATABASE_URL_RO": "postgres://ro@db/orders",
-        "GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_x",
-        "ANTHROPIC_API_KEY": "sk-ant",
-        "TENANT": "acme",
-        "NPM_TOKEN": "npm_x",
-        "PYTHON": "python3",
-    }
-    want = reference_resolve(user, local, project, env)
-    got = learner_resolve(host, user, local, project, env)
-    for name, server in want.items():
-        mine = got.get(name)
-        expect(isinstance(mine, dict), f"The {server['scope']} server {name!r} is missing from your servers ({sorted(got)}).")
-        for field, value in server.items():
-            toward = "toward a remote server, where credential variables read as empty" if server["type"] != "stdio" and field in ("url", "headers") else "where every variable expands"
-            expect(
-                mine.get(field) == value,
-                f"With env={env!r}, the {field} of the {server['type']} server {name!r} ({server['scope']} scope) must be {value!r}, "
-                f"{toward}; yours is {mine.get(field)!r}.",
-            )
-    expect(sorted(got) == sorted(want), f"The servers must be {sorted(want)}; yours are {sorted(got)}.")
-
-
-NAMES = st.sampled_from(["github", "db", "notes", "my-server"])
-RVARS = ["CMD", "BASE", "TOKEN", "PART", "URLV", "ANTHROPIC_AUTH_TOKEN", "NPM_TOKEN"]
-VALUES = st.sampled_from(["x", "${TOKEN}", "${PART:-p}", "${ANTHROPIC_AUTH_TOKEN}", "Bearer ${TOKEN:-none}", "${NPM_TOKEN:-n}/${PART}"])
+NAMES = st.sampled_from(["api", "files", "svc_2", "wiki"])
+RVARS = ["EXE", "ROOT", "SECRET", "SEG", "ADDR", "VAULT_TOKEN", "PYPI_TOKEN"]
+VALUES = st.sampled_from(["y", "${SECRET}", "${SEG:-s}", "${VAULT_TOKEN}", "Token ${SECRET:-none}", "${PYPI_TOKEN:-p}/${SEG}"])
 STDIO = st.fixed_dictionaries(
-    {"command": st.sampled_from(["npx", "${CMD:-npx}", "python"])},
+    {"command": st.sampled_from(["uvx", "${EXE:-uvx}", "node"])},
     optional={
         "type": st.just("stdio"),
         "args": st.lists(VALUES, max_size=2),
-        "env": st.dictionaries(st.sampled_from(["K", "SECRET"]), VALUES, max_size=2),
+        "env": st.dictionaries(st.sampled_from(["LEVEL", "PASS"]), VALUES, max_size=2),
     },
 )
 REMOTE = st.fixed_dictionaries(
@@ -260,19 +269,32 @@ REMOTE = st.fixed_dictionaries(
         "type": st.sampled_from(["http", "sse", "streamable-http"]),
         # An empty url is "not configured"; one that only expands to nothing is not.
         "url": st.sampled_from(
-            ["https://a.example/mcp", "${BASE:-https://b.example}/mcp", "", "https://c.example/${PART}", "${URLV}", "https://d.example/mcp?key=${NPM_TOKEN}"]
+            ["https://q.example/mcp", "${ROOT:-https://r.example}/mcp", "", "https://s.example/${SEG}", "${ADDR}", "https://t.example/mcp?key=${PYPI_TOKEN}"]
         ),
     },
-    optional={"headers": st.dictionaries(st.sampled_from(["Authorization", "X-Key"]), VALUES, max_size=2)},
+    optional={"headers": st.dictionaries(st.sampled_from(["Authorization", "X-Api"]), VALUES, max_size=2)},
 )
-ODD = st.sampled_from([{"url": "https://d.example/mcp"}, {"type": "sdk"}])
+ODD = st.sampled_from([{"url": "https://u.example/mcp"}, {"type": "sdk"}])
 SCOPE = st.dictionaries(NAMES, st.one_of(STDIO, REMOTE, ODD), max_size=3)
-RENV = st.dictionaries(st.sampled_from(RVARS), st.sampled_from(["", "v", "https://z.example", "${PART}"]), max_size=4)
+RENV = st.dictionaries(st.sampled_from(RVARS), st.sampled_from(["", "z", "https://z.example", "${SEG}"]), max_size=4)
 RESOLUTION_CASES = st.tuples(SCOPE, SCOPE, SCOPE, RENV)
 
 
-@checks.check("resolve_matches_reference", points=3, title="the resolver agrees with the reference on generated configurations", mistake="gets scope precedence wrong")
-def resolve_matches_reference(host) -> None:
+def resolve_all(host, cases: list[tuple]) -> list[dict[str, Any]]:
+    result = host.call("resolve_many", cases=[{"user": u, "local": lo, "project": p, "env": e} for u, lo, p, e in cases])
+    answers = structured(result).get("answers")
+    expect(isinstance(answers, list) and len(answers) == len(cases), "The lab server did not answer every case.")
+    return answers
+
+
+@hidden.check(
+    "resolve_unseen_configurations",
+    points=3,
+    title="resolve_servers agrees with Claude Code on generated configurations the lab does not show",
+    mistake="mis-resolves configurations of a kind the visible cases do not show",
+    hidden=True,
+)
+def resolve_unseen_configurations(host) -> None:
     errors: dict[str, str] = {}
 
     def disagrees(case) -> bool:
@@ -286,11 +308,8 @@ def resolve_matches_reference(host) -> None:
             return True
 
     def agree_all(cases) -> bool:
-        result = host.call("resolve_many", cases=[{"user": u, "local": l, "project": p, "env": e} for u, l, p, e in cases])
-        answers = structured(result).get("answers") or []
-        return len(answers) == len(cases) and all(
-            a.get("value") == reference_resolve(*case) for a, case in zip(answers, cases)
-        )
+        answers = resolve_all(host, cases)
+        return all(a.get("value") == reference_resolve(*case) for a, case in zip(answers, cases))
 
     case = smallest_disagreement(RESOLUTION_CASES, disagrees, agree_all)
     if case is not None:
@@ -304,123 +323,82 @@ def resolve_matches_reference(host) -> None:
         )
 
 
-# --- part C: the authored configuration --------------------------------------------------------
-
-SECRET_LOOKING = re.compile(r"(ghp_|gho_|sk-|xox[abp]-|trk_live_|dsk_live_|AKIA)[A-Za-z0-9_\-]{4,}|\b[0-9a-f]{32,}\b")
-
-
-def authored(host) -> dict[str, dict[str, Any]]:
-    return structured(host.call("authored_config"))
-
-
-def servers_in(config: dict[str, Any], what: str) -> dict[str, Any]:
-    servers = config.get("mcpServers", config)
-    expect(isinstance(servers, dict), f"{what} must map server names to entries.")
-    return servers
-
-
-def strings(value: Any):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield str(k)
-            yield from strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from strings(v)
-
-
-def find_server(servers: dict[str, Any], predicate) -> list[str]:
-    return [name for name, entry in servers.items() if isinstance(entry, dict) and predicate(entry)]
-
-
-def is_team_desk(entry) -> bool:
-    return any(SCENARIO["team_server_script"] in s for s in strings(entry.get("args") or []))
+# (user, local, project, env): combinations the visible tables do not show.
+UNSEEN_COMBINATIONS = (
+    # A skipped entry in a higher scope does not claim its name: the next scope's entry is used.
+    ({}, {"wiki": {"url": "https://w.example/mcp"}}, {"wiki": {"command": "uvx", "args": ["wiki-mcp"]}}, {}),
+    ({"files": {"type": "sse", "url": "https://f.example/sse"}}, {}, {"files": {"type": "sdk"}}, {}),
+    ({"api": {"command": "node", "args": ["api.js"]}}, {"api": {"type": "sdk"}}, {"api": {"url": "https://x.example/mcp"}}, {}),
+    ({"solo": {"type": "sdk"}}, {"solo": {"url": "https://y.example/mcp"}}, {}, {}),
+    # A credential toward a remote server is blanked; in a stdio server's env it expands.
+    (
+        {"vault-cli": {"command": "vault-mcp", "env": {"VAULT_TOKEN": "${VAULT_TOKEN}", "ZONE": "${REGION:-us}"}}},
+        {},
+        {"vault": {"type": "sse", "url": "https://vault.example/${REGION}/sse", "headers": {"X-Vault-Token": "${VAULT_TOKEN}", "X-Zone": "${REGION}"}}},
+        {"VAULT_TOKEN": "hvs.x", "REGION": "eu"},
+    ),
+    # A local stdio entry replaces a remote user entry whole, its own defaults applied.
+    (
+        {"finder": {"type": "streamable-http", "url": "https://s.example/mcp", "headers": {"X-Finder-Key": "${FINDER_KEY}"}}},
+        {"finder": {"type": "stdio", "command": "${FINDER_CMD:-finder-mcp}", "env": {"MODE": "${MODE:-}"}}},
+        {},
+        {"FINDER_KEY": "fk"},
+    ),
+    # A local placeholder overrides a working project entry; its headers still expand.
+    (
+        {},
+        {"ci": {"type": "http", "url": "", "headers": {"Authorization": "Bearer ${CI_TOKEN:-none}"}}},
+        {"ci": {"type": "http", "url": "https://ci.example/mcp"}},
+        {"CI_TOKEN": "c1"},
+    ),
+    # Empty scopes and an empty environment.
+    ({}, {}, {}, {}),
+)
 
 
-def is_tracker(entry) -> bool:
-    return SCENARIO["tracker_url"] in str(entry.get("url", ""))
+@hidden.check(
+    "resolve_unseen_combinations",
+    points=2,
+    title="resolve_servers on combinations of the rules the lab does not show",
+    mistake="mishandles combinations the visible cases do not show, such as a skipped entry above a usable one",
+    hidden=True,
+)
+def resolve_unseen_combinations(host) -> None:
+    answers = resolve_all(host, list(UNSEEN_COMBINATIONS))
+    for (user, local, project, env), answer in zip(UNSEEN_COMBINATIONS, answers):
+        want = reference_resolve(user, local, project, env)
+        where = f"user={user!r}, local={local!r}, project={project!r}, env={env!r}"
+        if "error" in answer:
+            raise CheckFailed(f"{answer['error'].rstrip('.')} (configuration: {where}).")
+        expect(answer.get("value") == want, f"With {where} the servers must be {want!r}; yours are {answer.get('value')!r}.")
 
 
-def is_notes(entry) -> bool:
-    return SCENARIO["notes_module"] in (entry.get("args") or [])
+# --- part C: the authored configuration ---------------------------------------------------------------
 
 
-def is_experiment(entry) -> bool:
-    return SCENARIO["experiment_token"] in list(strings(entry.get("env") or {}))
-
-
-@checks.check("config_scopes", points=2, title="each scenario server sits in the right scope", mistake="puts servers in the wrong scope")
-def config_scopes(host) -> None:
+def authored_sources(host) -> dict[str, dict[str, Any]]:
     config = authored(host)
-    scopes = {
-        "project (.mcp.json)": servers_in(config["PROJECT_MCP_JSON"], "PROJECT_MCP_JSON"),
-        "user": servers_in(config["USER_SERVERS"], "USER_SERVERS"),
-        "local": servers_in(config["LOCAL_SERVERS"], "LOCAL_SERVERS"),
-    }
-    wanted = {
-        "the team's desk server": (is_team_desk, "project (.mcp.json)"),
-        "the team's tracker": (is_tracker, "project (.mcp.json)"),
-        "your notes utility": (is_notes, "user"),
-        "the experimental desk with its token": (is_experiment, "local"),
-    }
-    for what, (predicate, scope) in wanted.items():
-        where = [s for s, servers in scopes.items() if find_server(servers, predicate)]
-        expect(where == [scope], f"{what} belongs in {scope} scope only; yours is in: {', '.join(where) or 'no scope'}.")
-
-
-@checks.check("config_no_secret_committed", points=2, title="the committed .mcp.json holds no secret", mistake="commits secrets in .mcp.json")
-def config_no_secret_committed(host) -> None:
-    project = authored(host)["PROJECT_MCP_JSON"]
-    for token in (SCENARIO["my_tracker_token"], SCENARIO["experiment_token"]):
-        expect(not any(token in s for s in strings(project)), "A real token is written in PROJECT_MCP_JSON, which is committed to git; reference it with ${VAR} instead.")
-    leaked = [s for s in strings(project) if SECRET_LOOKING.search(s)]
-    expect(not leaked, f"PROJECT_MCP_JSON holds a value that looks like a secret ({len(leaked)} of them); keep secrets in the environment.")
-    user = authored(host)["USER_SERVERS"]
-    expect(not any(SCENARIO["experiment_token"] in s for s in strings(user)), "The experimental token belongs to this project only (local scope), not to every project (user scope).")
-
-
-@checks.check("config_placeholders", points=2, title="placeholders reference the right variables, with defaults where needed", mistake="misses placeholder defaults")
-def config_placeholders(host) -> None:
-    config = authored(host)
-    project = servers_in(config["PROJECT_MCP_JSON"], "PROJECT_MCP_JSON")
-    trackers = find_server(project, is_tracker)
-    expect(trackers, "The tracker is missing from PROJECT_MCP_JSON.")
-    tracker = project[trackers[0]]
-    expect(tracker.get("type") in ("http", "streamable-http"), 'The tracker is a remote server: its entry needs "type": "http" (a url without a type is skipped).')
-    auth = (tracker.get("headers") or {}).get("Authorization", "")
-    variable = SCENARIO["tracker_token_variable"]
-    expect(
-        re.fullmatch(r"Bearer \$\{%s(:-)?\}" % variable, auth) is not None,
-        f"The tracker's Authorization header must be 'Bearer ${{{variable}}}', each developer's own token; yours is {auth!r}.",
-    )
-    for scope in ("PROJECT_MCP_JSON", "USER_SERVERS", "LOCAL_SERVERS"):
-        for text in strings(config[scope]):
-            for match in re.finditer(r"\$\{CLAUDE_PROJECT_DIR(:-[^}]*)?\}", text):
-                expect(match.group(1) is not None, f"${{CLAUDE_PROJECT_DIR}} in {scope} needs a default such as ${{CLAUDE_PROJECT_DIR:-.}}: it is set in the server's environment, not Claude Code's.")
-    desks = find_server(project, is_team_desk)
-    expect(desks, "The team's desk server is missing from PROJECT_MCP_JSON.")
-    expect(
-        any("${CLAUDE_PROJECT_DIR:-" in s for s in strings(project[desks[0]].get("args") or [])),
-        "Reference the team's desk script relative to the project root with ${CLAUDE_PROJECT_DIR:-.}, so it works wherever the repository is cloned.",
-    )
-
-
-@checks.check("config_servers_start", points=3, title="every stdio server of the resolved configuration starts and answers tools/list", mistake="writes configurations that do not start")
-def config_servers_start(host) -> None:
-    # What the learner configured runs sandboxed, like their answer code: the command line and
-    # environment are theirs (a "-c" argument or a PYTHONPATH would otherwise run code as the grader).
-    from grader.grading import sandboxed
-
-    config = authored(host)
-    env = {variable: "test-token" for variable in [SCENARIO["tracker_token_variable"]]}
-    sources = {
+    return {
         PROJECT: servers_in(config["PROJECT_MCP_JSON"], "PROJECT_MCP_JSON"),
         USER: servers_in(config["USER_SERVERS"], "USER_SERVERS"),
         LOCAL: servers_in(config["LOCAL_SERVERS"], "LOCAL_SERVERS"),
     }
-    resolved = resolve_sources(sources, env, project=REPO)
+
+
+@hidden.check(
+    "config_servers_start_for_real",
+    points=3,
+    title="every stdio server of the resolved configuration starts for real and answers tools/list",
+    mistake="writes configurations whose servers do not start",
+    hidden=True,
+)
+def config_servers_start_for_real(host) -> None:
+    # What the learner configured runs sandboxed, like their answer code: the command line and
+    # environment are theirs (a "-c" argument or a PYTHONPATH would otherwise run code as the grader).
+    from grader.grading import sandboxed
+
+    env = {variable: "test-token" for variable in [SCENARIO["tracker_token_variable"]]}
+    resolved = resolve_sources(authored_sources(host), env, project=REPO)
     stdio = {name: s for name, s in resolved.servers.items() if s["type"] == "stdio"}
     expect(len(stdio) >= 3, f"The scenario has three stdio servers (team desk, notes, experimental desk); your configuration resolves to {len(stdio)}.")
     for name, server in stdio.items():
@@ -433,9 +411,63 @@ def config_servers_start(host) -> None:
             try:
                 with sandboxed([sys.executable, *server["args"]], env=server["env"], cwd=REPO, timeout=20, errlog=stderr) as session:
                     tools = session.tools()
-            except Exception:  # the SDK wraps a failed start in exception groups; the server's stderr says why
+            except Exception:  # noqa: BLE001 - the SDK wraps a failed start in exception groups; the server's stderr says why
                 stderr.seek(0)
                 said = [line.strip() for line in stderr.read().splitlines() if line.strip()]
                 why = f": {said[-1]}" if said else ""
                 raise CheckFailed(f"Server {name!r} did not start and answer tools/list{why}.") from None
         expect(tools, f"Server {name!r} started but lists no tools.")
+
+
+# Each developer's own tracker token, as the environment holds it.
+TEAMMATE_TOKEN, YOUR_TOKEN = "trk_test_teammate_61d0", "trk_test_yours_2b7e"
+ROLES = {
+    "the team's desk server": lambda s: any(str(a).endswith(SCENARIO["team_server_script"]) for a in s.get("args") or []),
+    "the team's tracker": lambda s: SCENARIO["tracker_url"] in str(s.get("url", "")),
+    "your notes utility": lambda s: SCENARIO["notes_module"] in (s.get("args") or []),
+    "the experimental desk": lambda s: SCENARIO["experiment_token"] in [str(v) for v in (s.get("env") or {}).values()],
+}
+# (who, the scopes they have, their token, the servers they must get).
+VIEWS = (
+    ("You, in this project", (PROJECT, USER, LOCAL), YOUR_TOKEN, set(ROLES)),
+    ("A teammate who clones the repository", (PROJECT,), TEAMMATE_TOKEN, {"the team's desk server", "the team's tracker"}),
+    ("You, in another project", (USER,), YOUR_TOKEN, {"your notes utility"}),
+)
+
+
+@hidden.check(
+    "config_per_developer",
+    points=2,
+    title="each developer of the scenario gets exactly the servers meant for them, with their own token",
+    mistake="a server shadowed by another of the same name, or reaching developers it is not meant for",
+    hidden=True,
+)
+def config_per_developer(host) -> None:
+    sources = authored_sources(host)
+    for who, scopes, token, wanted in VIEWS:
+        seen = {scope: sources[scope] if scope in scopes else {} for scope in (PROJECT, USER, LOCAL)}
+        servers = resolve_sources(seen, {SCENARIO["tracker_token_variable"]: token}, project=REPO).servers
+        for role, matches in ROLES.items():
+            names = [name for name, server in servers.items() if matches(server)]
+            if role in wanted:
+                expect(
+                    names,
+                    f"{who}: {role} is not among the servers Claude Code uses ({', '.join(sorted(servers)) or 'none'}); "
+                    "is it skipped, or hidden by an entry of the same name in a scope that wins?",
+                )
+                expect(len(names) == 1, f"{who}: {role} is configured {len(names)} times ({', '.join(names)}).")
+            else:
+                expect(not names, f"{who}: they get {role} ({', '.join(names)}), which is not meant for them.")
+        for name, server in servers.items():
+            if ROLES["the team's tracker"](server):
+                auth = (server.get("headers") or {}).get("Authorization")
+                expect(auth == f"Bearer {token}", f"{who}: the tracker {name!r} must send 'Bearer ' and their own token; it sends {auth!r}.")
+        if who != VIEWS[0][0]:
+            for secret in (SCENARIO["my_tracker_token"], SCENARIO["experiment_token"]):
+                expect(
+                    not any(secret in s for s in strings(servers)),
+                    f"{who}: your own token reaches their configuration.",
+                )
+
+
+checks = CheckRegistry.combined(LAB, ORDER, visible.checks, hidden)

@@ -199,6 +199,23 @@ MISTAKES["lab2_scopes_expansion"] = {
     "not_configured_after_expansion": [
         ("""                if entry["url"] == "":""", """                if expanded["url"] == "":"""),
     ],
+    # Mistakes every visible check misses: each passes the cases the notebook shows and fails a hidden check.
+    "credentials_of_the_visible_cases_only": [
+        (
+            """        if remote_field and name in CREDENTIAL_VARIABLES:""",
+            """        if remote_field and name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY", "NPM_TOKEN"):""",
+        ),
+    ],
+    "skipped_entry_claims_its_name": [
+        ("""    result = {}\n""", """    result = {}\n    claimed = set()\n"""),
+        (
+            """        for name, entry in servers.items():\n""",
+            """        for name, entry in servers.items():\n            if name in claimed:\n                continue\n            claimed.add(name)\n""",
+        ),
+    ],
+    "local_desk_shadows_the_team_desk": [
+        ("""LOCAL_SERVERS = {\n    "desk-experiment": {""", """LOCAL_SERVERS = {\n    "desk": {"""),
+    ],
 }
 
 
