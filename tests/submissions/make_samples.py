@@ -149,6 +149,37 @@ MISTAKES["lab1_error_results"] = {
 """,
         ),
     ],
+    # Mistakes every visible check misses: each passes the cases the notebook shows and fails a hidden check.
+    "retry_hint_in_whole_seconds": [
+        ("""retryAfterSeconds=retry_after_seconds)""", """retryAfterSeconds=int(retry_after_seconds))"""),
+    ],
+    "empty_status_taken_as_no_filter": [
+        ("""    if status is not None and status not in STATUSES:\n""", """    if status and status not in STATUSES:\n"""),
+    ],
+    "refund_of_the_whole_rest_refused": [
+        ("""    if amount_usd > left:\n""", """    if amount_usd >= left:\n"""),
+    ],
+    "decide_needs_a_retry_hint": [
+        (
+            """return {"action": "retry", "reason": f"Transient and retryable; attempt {attempt + 1} of {max_attempts} after a backoff."}""",
+            """return {"action": "retry", "reason": f"Transient and retryable; wait {sc['retryAfterSeconds']} s, then attempt {attempt + 1} of {max_attempts}."}""",
+        )
+    ],
+    "retries_past_the_cap": [
+        ("""if sc.get("isRetryable") is True and attempt < max_attempts:""", """if sc.get("isRetryable") is True and attempt != max_attempts:"""),
+    ],
+    "empty_answer_not_done_in_recover": [
+        (
+            """                if action in ("success", "empty_result"):\n                    results.append(""",
+            """                if action == "success":\n                    results.append(""",
+        )
+    ],
+    "fails_over_on_permission_errors": [
+        (
+            """                if (last.get("structuredContent") or {}).get("errorCategory") == "transient":\n                    break\n""",
+            """                if action == "escalate":\n                    break\n""",
+        )
+    ],
 }
 
 
