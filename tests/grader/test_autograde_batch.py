@@ -8,6 +8,7 @@ deterministic.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -24,6 +25,7 @@ from grader.course import COURSE_ID, graded_cells
 from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course
 
 REPO = Path(__file__).resolve().parents[2]
+LAB4_MAX = json.loads((SAMPLE_SUBMISSIONS / "expected.json").read_text())["lab4_server_integration"]["max_score"]
 SAMPLES = [
     ("solution", "lab1_error_results"),
     ("retries_business_error", "lab1_error_results"),
@@ -90,7 +92,7 @@ def one_job(released, submissions, tmp_path_factory) -> dict:
 
 def test_one_job_grades_every_submission(one_job) -> None:
     assert len(one_job) == len(SAMPLES)
-    assert sum(one_job["solution", "lab4_server_integration"][0].values()) == 17
+    assert sum(one_job["solution", "lab4_server_integration"][0].values()) == LAB4_MAX
     assert sum(one_job["blank", "lab4_server_integration"][0].values()) == 0
 
 
@@ -157,7 +159,7 @@ def test_a_changed_submission_is_graded_again_and_the_rest_are_not(released, sub
     after = stamps(course / STORE)
     rewritten = sorted(name for name in before if after[name] != before[name])
     assert rewritten == ["recorded/lab4_server_integration/blank", "results/lab4_server_integration/blank.json"]
-    assert sum(outcome(course)["blank", "lab4_server_integration"][0].values()) == 17
+    assert sum(outcome(course)["blank", "lab4_server_integration"][0].values()) == LAB4_MAX
 
 
 # get_order answers correctly, after 1.5 s: within the default 5 s per call, past a limit of 1 s.

@@ -95,9 +95,9 @@ HOSTILE: dict[str, tuple[str, list[tuple[str, str]], dict[str, str | None]]] = {
                               {"config_placeholders": f"{JUDGE}TypeError: expected string or bytes-like object, got 'list')"}),
     "type_as_list": (L2, [('"notes": {"type": "stdio"', '"notes": {"type": ["stdio"]')],
                      {"config_servers_start": None}),
-    # a script that is not there: the server's complaint names its path, which must not show the repository's
+    # a script that is not there: the visible check names it as written; the hidden one, which starts it, fails too
     "missing_script": (L2, [("/servers/support_desk/__main__.py", "/servers/support_desk/nope.py")],
-                       {"config_servers_start": "'<course>/servers/support_desk/nope.py'"}),
+                       {"config_servers_start": "servers/support_desk/nope.py", "config_servers_start_for_real": None}),
 }
 # A lone surrogate in the answer code itself: no file can hold it, so the code cannot be run.
 NOT_GRADED = {"surrogate_in_code": (L1, "a lone surrogate")}
@@ -219,7 +219,7 @@ def test_no_feedback_page_shows_a_folder_of_the_grading_machine(batch) -> None:
     for key, page in pages.items():
         text = page.read_text(encoding="utf-8")
         assert str(REPO) not in text and str(course.root) not in text, key
-    assert "<course>/servers/support_desk/nope.py" in page_text(pages["missing_script", L2])
+    assert "servers/support_desk/nope.py" in page_text(pages["missing_script", L2])
 
 
 # --- the batch machinery alone ---------------------------------------------------------------------

@@ -153,7 +153,7 @@ def test_lab_2s_feedback_names_a_configured_script_without_the_repository_path()
     code = answer_code(read_notebook(SAMPLE_SUBMISSIONS / "solution" / LAB2 / f"{LAB2}.ipynb"))
     code = code.replace("/servers/support_desk/__main__.py", "/servers/support_desk/nope.py")
 
-    [result] = grade_code(LAB2, code, ["config_servers_start"])
+    [result] = grade_code(LAB2, code, ["config_servers_start_for_real"])  # the hidden check that starts them
 
     assert not result.passed
     assert "<course>/servers/support_desk/nope.py" in result.message
