@@ -31,6 +31,7 @@ from grader.notebook import answer_code, read_notebook
 from grader.pipeline import SAMPLE_SUBMISSIONS, PipelineError
 from grader.report import TOP_MISTAKES, blocks, build_report, render_html, write_report
 from grader.similarity import NEAR_IDENTICAL, SIMILARITY_THRESHOLD, Group, similarity
+from labkit.checking import HIDDEN_NOTE, as_shown
 
 LAB1, LAB3 = "lab1_error_results", "lab3_tools_resources"
 REPORTED = {LAB1: ["solution", "blank", "retries_business_error"], LAB3: ["solution", "side_effect_in_resource_read"]}
@@ -295,7 +296,9 @@ def test_feedback_gives_every_check_its_verdict_and_message_in_notebook_order(co
     order = released_order(cohort, LAB1)
     # The checks run again here, straight on the sample's answer cells, in the order the grader runs them.
     code = answer_code(read_notebook(SAMPLE_SUBMISSIONS / student / LAB1 / f"{LAB1}.ipynb"))
-    expected = [result.line() for result in grade_code(LAB1, code, order)]
+    checks = lab_checks(LAB1)
+    # A hidden check's verdict is shown as the learner may see it: its skill, never its cases.
+    expected = [as_shown(checks[result.name], result).line() for result in grade_code(LAB1, code, order)]
     lines = verdict_lines(page_text(feedback_page(cohort, student, LAB1)))
     assert lines == expected
     assert {re.match(r"\[FAIL\] (\w+)", line)[1] for line in lines if line.startswith("[FAIL]")} == set(
@@ -309,11 +312,14 @@ def test_every_feedback_page_lists_each_check_once_in_notebook_order(cohort, lab
     assert [re.match(r"\[\w+\] (\w+) \(", line)[1] for line in lines] == released_order(cohort, lab)
     failed = {re.match(r"\[FAIL\] (\w+)", line)[1] for line in lines if line.startswith("[FAIL]")}
     assert failed == expected_failed(lab, student, lab_checks(lab).checks)
-    titles = {name: check.title for name, check in lab_checks(lab).checks.items()}
+    checks = lab_checks(lab)
     for line in lines:
+        name = re.match(r"\[\w+\] (\w+)", line)[1]
         if line.startswith("[PASS]"):
-            name = re.match(r"\[PASS\] (\w+)", line)[1]
-            assert line.endswith(f": {titles[name]}")
+            assert line.endswith(f": {checks[name].title}") != checks[name].hidden
+            assert line.endswith(f": {checks[name].title} ({HIDDEN_NOTE}).") == checks[name].hidden
+        elif checks[name].hidden:
+            assert f"The mistake it looks for: {checks[name].mistake}." in line
 
 
 @pytest.mark.parametrize("lab", sorted(REPORTED))
