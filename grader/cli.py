@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
-from typing import Sequence
 
 from grader.decisions import DEFAULT_MAX_ATTEMPTS, MalformedResult, decide
 
@@ -118,8 +118,36 @@ def _course(args: argparse.Namespace):
 def cmd_release(args: argparse.Namespace) -> int:
     course = _course(args)
     course.check_gradebook()
+    due = course.parse_due(args.due) if args.due is not None else None  # before anything is released
+    if args.exchange:  # before anything is released
+        for lab in args.labs or course.labs():
+            course.check_lab(lab)
+            course.check_exchange_release(lab, force=args.force)
     for path in course.release(args.labs or None):
         print(f"released {path.name} -> {path}")
+        if due is not None:
+            course.set_due(path.name, due)
+            print(f"{path.name} is due {course.show_time(due)} ({due:%Y-%m-%d %H:%M} UTC)")
+        if args.exchange:
+            print(f"released {path.name} to the exchange -> {course.release_to_exchange(path.name, force=args.force)}")
+    return 0
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    course = _course(args)
+    course.check_lab(args.lab)
+    course.check_gradebook()
+    collected = course.collect_from_exchange(args.lab)
+    for student, stamp in collected:
+        print(f"collected {student}/{args.lab} (submitted {stamp or 'at an unknown time'})")
+    where = course.root / "submitted"
+    if not collected:
+        print(f"nothing new to collect for {args.lab}: every submission in the exchange is already in {where}")
+        return 0
+    print(
+        f"{len(collected)} submission(s) of {args.lab} are in {where}; grade them with: "
+        f"python -m grader autograde {where} --lab {args.lab} --course {course.settings.folder}"
+    )
     return 0
 
 
@@ -154,15 +182,9 @@ def cmd_autograde(args: argparse.Namespace) -> int:
     course.check_gradebook()
     if args.require_sandbox:
         course.require_sandbox()  # before anything is copied or graded
-    pairs = course.collect(args.submissions)
-    skipped = [o for o in course.skipped if not args.lab or o.lab == args.lab]
-    if args.lab:
-        pairs = [(s, lab) for s, lab in pairs if lab == args.lab]
-        if not pairs:
-            raise UsageError(
-                f"{args.submissions} holds no submission of {args.lab}. Check --lab, or that the folders are laid out "
-                f"as <student>/{args.lab}/{args.lab}.ipynb."
-            )
+    course.late_policy()  # a late-penalty setting nbgrader cannot use stops the run before anything is copied
+    pairs = course.collect(args.submissions, args.lab)
+    skipped = course.skipped
     try:
         outcomes = course.autograde(
             pairs, jobs=args.jobs, scheduler=args.scheduler, progress=sys.stderr, call_timeout=args.call_timeout,
@@ -177,7 +199,8 @@ def cmd_autograde(args: argparse.Namespace) -> int:
     graded = sum(o.ok for o in outcomes)
     print(f"autograded {graded} of {len(outcomes) + len(skipped)} submission(s)")
     print(format_gradebook(course.gradebook()))
-    listed = format_not_graded(course.not_graded())
+    # The course's list, then what this run passed over without changing anything of the course's for it.
+    listed = format_not_graded(course.not_graded() + [o for o in skipped if not o.listed])
     if listed:
         print(f"\n{listed}")
     if failed:
@@ -197,7 +220,8 @@ def cmd_feedback(args: argparse.Namespace) -> int:
     for path in paths:
         print(f"feedback {path}")
     # A submission that was not graded gets a page saying so and why, never one that reads as a score of 0.
-    for o, note in course.not_graded_notes():
+    notes = course.not_graded_notes()
+    for o, note in notes:
         print(f"not graded {o.student}/{o.lab}, so {note} says so instead of feedback: {o.message}")
     for o in failures:
         print(f"no feedback for {o.student}/{o.lab}: {o.message}", file=sys.stderr)
@@ -207,7 +231,22 @@ def cmd_feedback(args: argparse.Namespace) -> int:
             "then run feedback again.",
             file=sys.stderr,
         )
-    return 1 if failures else 0
+        return 1
+    if args.release:
+        pages = [(p.parts[-3], p.parts[-2]) for p in paths] + [(o.student, o.lab) for o, _ in notes]
+        released, unreleased = course.release_feedback(pages)
+        for student, lab in released:
+            print(f"released the feedback of {student}/{lab} to the exchange")
+        for o in unreleased:
+            print(f"feedback of {o.student}/{o.lab} not released: {o.message}", file=sys.stderr)
+        if unreleased:
+            print(
+                f"{len(released)} feedback page(s) were released to the exchange; {len(unreleased)} were not, "
+                "as each line above says.",
+                file=sys.stderr,
+            )
+            return 1
+    return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -240,7 +279,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """Release every lab into a fresh course, autograde the bundled samples, write feedback, grades and the report."""
     import shutil
 
-    from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course, format_gradebook
+    from grader.pipeline import (
+        DEFAULT_COURSE,
+        SAMPLE_SUBMISSIONS,
+        Course,
+        format_gradebook,
+    )
     from grader.report import write_report
 
     work = Path(args.work).resolve()
@@ -248,6 +292,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         shutil.rmtree(work)
     work.mkdir(parents=True)
     shutil.copytree(DEFAULT_COURSE / "source", work / "source")
+    shutil.copy2(DEFAULT_COURSE / "nbgrader_config.py", work / "nbgrader_config.py")
     course = Course(work)
     for path in course.release():
         print(f"released {path.name}")
@@ -268,7 +313,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_check_server(args: argparse.Namespace) -> int:
     """Start one stdio server, check it against the pre-launch rules, print the table or JSON."""
-    from grader.server_check import CheckInputError, check_server, command_params, load_samples, mcp_json_params, parse_names
+    from grader.server_check import (
+        CheckInputError,
+        check_server,
+        command_params,
+        load_samples,
+        mcp_json_params,
+        parse_names,
+    )
 
     try:
         samples = load_samples(args.sample) if args.sample else []
@@ -340,10 +392,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = with_course(sub.add_parser("release", help="Check each lab's solution earns every point, then generate the learner version."))
     p.add_argument("labs", nargs="*", help="Labs to release (default: all).")
+    p.add_argument(
+        "--due",
+        metavar='"YYYY-MM-DD HH:MM [ZONE]"',
+        help="The labs' due date, stored in the gradebook as `nbgrader db assignment add --duedate` does; without a zone, "
+        "in the course's timezone (NbGraderAPI.timezone). Late submissions lose what the late-penalty setting says.",
+    )
+    p.add_argument(
+        "--exchange",
+        action="store_true",
+        help="Then release each lab to nbgrader's exchange (Exchange.root, under the course id), where learners fetch it.",
+    )
+    p.add_argument("--force", action="store_true", help="With --exchange: replace a lab already in the exchange.")
     p.set_defaults(run=cmd_release)
 
+    p = with_course(
+        sub.add_parser("collect", help="Collect each learner's latest submission of a lab from nbgrader's exchange into <course>/submitted.")
+    )
+    p.add_argument("lab", help="The lab to collect.")
+    p.set_defaults(run=cmd_collect)
+
     p = with_course(sub.add_parser("autograde", help="Grade a folder of submissions laid out as <student>/<lab>/<lab>.ipynb."))
-    p.add_argument("submissions", type=Path, help="The folder of submissions.")
+    p.add_argument(
+        "submissions",
+        type=Path,
+        help="The folder of submissions: the course's submitted/ (or a student's folder in it), graded in place, or any "
+        "folder laid out as <student>/<lab>/, copied into the course's submitted/.",
+    )
     p.add_argument("--lab", help="Grade only this lab.")
     p.add_argument(
         "--jobs",
@@ -372,6 +447,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_autograde)
 
     p = with_course(sub.add_parser("feedback", help="Write each graded submission's feedback as HTML."))
+    p.add_argument(
+        "--release",
+        action="store_true",
+        help="Then release each page to nbgrader's exchange, where its learner fetches it (nbgrader fetch_feedback).",
+    )
     p.set_defaults(run=cmd_feedback)
 
     p = with_course(sub.add_parser("export", help="Export the gradebook to CSV in nbgrader's format."))

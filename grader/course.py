@@ -38,7 +38,7 @@ from grader.labs import LAB_MODULES, lab_checks
 from grader.notebook import answer_code
 from labkit.checking import CheckResult, as_shown, exception_words, neutral
 
-COURSE_ID = "mcp-claude-code"
+COURSE_ID = "mcp-claude-code"  # the id labs/nbgrader_config.py gives this repository's course; the engine reads the configured one
 
 
 def graded_cells(nb):
@@ -215,9 +215,9 @@ def release_preprocessors() -> list:
 
 
 def configure(c: Config) -> Config:
-    """nbgrader settings for this course; ``labs/nbgrader_config.py`` and the CLI both use them."""
-    c.CourseDirectory.course_id = COURSE_ID
-    c.CourseDirectory.db_assignments = [{"name": lab} for lab in LAB_MODULES]
+    """The grading engine's nbgrader steps (release, sanitise, autograde); ``labs/nbgrader_config.py`` and the CLI
+    both apply them. The course's own settings (its id, exchange, late penalty, timezone) are in its
+    ``nbgrader_config.py``; a lab is registered in the gradebook by its release (nbgrader's generate_assignment)."""
     c.GenerateAssignment.preprocessors = release_preprocessors()
     c.Autograde.sanitize_preprocessors = [
         ClearOutput,

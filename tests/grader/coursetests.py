@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import re
@@ -22,10 +23,22 @@ def run_cli(capfd, *argv) -> tuple[int, str, str]:
     return code, out, err
 
 
-def new_course(root: Path) -> Course:
-    """A course with the repository's lab sources and nothing released yet."""
+def new_course(root: Path, settings: str = "") -> Course:
+    """A course like the repository's (its lab sources and its nbgrader_config.py, with ``settings`` appended)
+    and nothing released yet."""
     shutil.copytree(DEFAULT_COURSE / "source", root / "source")
+    config = (DEFAULT_COURSE / "nbgrader_config.py").read_text(encoding="utf-8")
+    (root / "nbgrader_config.py").write_text(config + (f"\n{settings}\n" if settings else ""), encoding="utf-8")
     return Course(root)
+
+
+def digests(folder: Path) -> dict[str, str]:
+    """{path inside ``folder``: sha256} of every file under it."""
+    return {
+        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
 
 
 def copy_samples(dest: Path, samples: dict[str, list[str]]) -> Path:

@@ -15,23 +15,18 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from coursetests import new_course, run_cli
 from nbgrader.api import Gradebook
 
-from grader.cli import main
 from grader.course import COURSE_ID
 from grader.labs import lab_checks
-from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course
+from grader.pipeline import SAMPLE_SUBMISSIONS, Course
 
 LAB = "lab1_error_results"
 MATRIX = json.loads((SAMPLE_SUBMISSIONS / "expected.json").read_text())
 EXPECTED = MATRIX[LAB]
 CHECK_ORDER = list(lab_checks(LAB).checks)
 SAMPLES = [(lab, student) for lab, spec in sorted(MATRIX.items()) for student in sorted(spec["samples"])]
-
-
-def new_course(root: Path) -> Course:
-    shutil.copytree(DEFAULT_COURSE / "source", root / "source")
-    return Course(root)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +53,7 @@ def feedback_text(course: Course, student: str) -> str:
 
 
 def test_every_sample_of_every_lab_is_autograded(graded):
-    course, pairs, outcomes = graded
+    _, pairs, outcomes = graded
     assert sorted((lab, student) for student, lab in pairs) == SAMPLES
     assert all(o.ok for o in outcomes), [o for o in outcomes if not o.ok]
 
@@ -159,12 +154,6 @@ def test_an_edited_graded_cell_is_restored_and_graded_by_its_check(tmp_path):
 # --- errors an instructor can cause -------------------------------------------------------
 
 
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_autograde_before_release_says_to_release_first(tmp_path, capsys):
     new_course(tmp_path / "course")
     code, _, err = run_cli(capsys, "autograde", str(SAMPLE_SUBMISSIONS), "--course", str(tmp_path / "course"))
@@ -210,13 +199,14 @@ def test_a_broken_submission_is_reported_and_loses_nothing_already_graded(tmp_pa
     assert code == 1
     assert "not graded broken/lab1_error_results" in err and "not a readable Jupyter notebook" in err
     assert "Traceback" not in err
-    assert re.search(r"good\s+lab1_error_results\s+38/38", out)
+    full = f"{EXPECTED['max_score']:g}"
+    assert re.search(rf"good\s+lab1_error_results\s+{full}/{full}", out)
     # The next batch, with the broken one fixed, keeps the earlier grade.
     shutil.rmtree(subs / "good")
     shutil.copytree(SAMPLE_SUBMISSIONS / "blank" / LAB, subs / "broken" / LAB, dirs_exist_ok=True)
     assert run_cli(capsys, "autograde", str(subs), "--course", str(course.root))[0] == 0
     rows = {r["student"]: r["score"] for r in course.gradebook()}
-    assert rows == {"good": 38, "broken": 0}
+    assert rows == {"good": EXPECTED["max_score"], "broken": 0}
     assert course.not_graded() == []  # graded now, so no longer listed
 
 
