@@ -491,7 +491,7 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "non_error_with_a_category_judged_by_it",
-        (("""    if result.get("isError") is not True:\n""", """    if result.get("isError") is not True and "errorCategory" not in (result.get("structuredContent") or {}):\n"""),),
+        (("""    if not is_error:\n""", """    if not is_error and "errorCategory" not in (result.get("structuredContent") or {}):\n"""),),
         {"decide_success_and_empty", "decide_unseen_results"},
     ),
     (
