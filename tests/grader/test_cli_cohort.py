@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import os
 import re
+import shutil
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -116,6 +117,13 @@ def test_a_lab_already_in_the_exchange_is_replaced_only_when_asked(week, capfd, 
         f"error: {LAB} is already in the exchange ({where}), and learners may have fetched it: "
         "run the command again with --force to replace it.\n"
     )
+    course = tmp_path / "course"
+    shutil.copytree(week.course.root, course)
+    (week.exchange / COURSE_ID / "outbound" / LAB / "stale.txt").write_text("an earlier release's file")
+    code, out, err = run_cli(capfd, "release", LAB, "--exchange", "--force", "--course", course)
+    assert code == 0, err
+    assert f"released {LAB} to the exchange -> {where}" in out
+    assert not (where / "stale.txt").exists() and (where / f"{LAB}.ipynb").is_file()
 
 
 def test_collect_brings_each_learners_submission_into_the_course_with_nbgraders_timestamp(week, capfd):
@@ -132,8 +140,6 @@ def test_collect_brings_each_learners_submission_into_the_course_with_nbgraders_
 
 
 def test_collect_says_what_it_collected_and_how_to_grade_it(week, capfd, tmp_path):
-    import shutil
-
     course = tmp_path / "course"
     shutil.copytree(week.course.root, course, ignore=shutil.ignore_patterns("submitted"))
     code, out, err = run_cli(capfd, "collect", LAB, "--course", course)
@@ -182,8 +188,6 @@ def test_names_from_the_roster_reach_formgrader_the_gradebook_and_the_export(wee
 
 
 def test_feedback_of_a_submission_that_did_not_come_through_the_exchange_is_not_released_and_says_why(week, capfd, tmp_path):
-    import shutil
-
     course = tmp_path / "course"
     shutil.copytree(week.course.root, course)
     shutil.copytree(SAMPLE_SUBMISSIONS / "blank" / LAB, tmp_path / "subs" / "dan" / LAB)

@@ -10,7 +10,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -56,11 +55,9 @@ def runs(tmp_path_factory):
     done = []
 
     def run(*argv, cwd: Path = REPO) -> subprocess.CompletedProcess:
-        started = time.monotonic()
         ran = subprocess.run(
             [sys.executable, *map(str, argv)], check=False, capture_output=True, text=True, cwd=cwd, env=env, timeout=600
         )
-        print(f"{time.monotonic() - started:5.1f} s  {' '.join(map(str, argv[:4]))}")
         done.append((argv, ran.returncode, ran.stdout, ran.stderr))
         return ran
 
