@@ -250,7 +250,12 @@ def cmd_feedback(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    print(f"grades written to {_course(args).export(args.to)}")
+    course = _course(args)
+    print(f"grades written to {course.export(args.to)}")
+    if args.canvas is not None:
+        from grader.canvas import export_canvas
+
+        print(f"Canvas grades written to {export_canvas(course, args.canvas)}")
     return 0
 
 
@@ -268,7 +273,7 @@ def cmd_gradebook(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from grader.report import write_report
 
-    report, path = write_report(_course(args), args.out)
+    report, path = write_report(_course(args), args.out, alike_threshold=args.alike_threshold)
     print(f"report written to {path}")
     if report.empty:
         print(report.empty_sentence)
@@ -344,6 +349,8 @@ def cmd_check_server(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from grader.similarity import SIMILARITY_THRESHOLD
+
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -456,6 +463,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = with_course(sub.add_parser("export", help="Export the gradebook to CSV in nbgrader's format."))
     p.add_argument("--to", type=Path, default=Path("grades.csv"), help="The CSV file to write (default grades.csv).")
+    p.add_argument(
+        "--canvas",
+        type=Path,
+        metavar="CSV",
+        help="Also write the grades in Canvas's gradebook import format to this file (matched on SIS Login ID, the student id).",
+    )
     p.set_defaults(run=cmd_export)
 
     p = with_course(sub.add_parser("gradebook", help="Print every graded submission's score, and what was not graded, with why."))
@@ -469,6 +482,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=Path("report.html"),
         help="The report file: .html (histograms embedded) or .md (histograms as PNG files beside it); default report.html.",
+    )
+    p.add_argument(
+        "--alike-threshold",
+        type=float,
+        default=SIMILARITY_THRESHOLD,
+        help="How alike (above 0, at most 1) two learners' answers must be to be listed as near-identical (default 0.8).",
     )
     p.set_defaults(run=cmd_report)
 

@@ -6,7 +6,7 @@ import csv
 import shutil
 
 import pytest
-from coursetests import copy_samples, new_course
+from coursetests import copy_samples, new_course, run_cli
 from nbgrader.api import Gradebook
 
 from grader.canvas import export_canvas
@@ -128,3 +128,15 @@ def test_a_folder_or_a_place_that_cannot_be_written_is_refused_with_what_to_do(c
     (tmp_path / "a_file").write_text("")
     with pytest.raises(PipelineError, match=r"Cannot write the Canvas grades to .*\. Give a file in a folder you can write to\."):
         export_canvas(course, tmp_path / "a_file" / "canvas.csv")
+
+
+def test_export_writes_the_canvas_file_beside_nbgraders_when_asked(course, exported, tmp_path, capfd):
+    code, out, _ = run_cli(capfd, "export", "--course", course.root, "--to", tmp_path / "grades.csv", "--canvas", tmp_path / "canvas.csv")
+    assert code == 0
+    assert out.splitlines() == [f"grades written to {tmp_path / 'grades.csv'}", f"Canvas grades written to {tmp_path / 'canvas.csv'}"]
+    assert (tmp_path / "canvas.csv").read_text(encoding="utf-8") == exported[0].read_text(encoding="utf-8")
+
+
+def test_export_without_canvas_writes_nbgraders_file_only(course, tmp_path, capfd):
+    code, out, _ = run_cli(capfd, "export", "--course", course.root, "--to", tmp_path / "grades.csv")
+    assert code == 0 and "Canvas" not in out and sorted(p.name for p in tmp_path.iterdir()) == ["grades.csv"]

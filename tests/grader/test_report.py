@@ -280,6 +280,13 @@ def test_a_threshold_that_is_no_share_is_refused_before_anything_is_written(coho
     assert not list(tmp_path.iterdir())
 
 
+def test_the_report_command_takes_the_threshold_and_refuses_one_that_is_no_share(cohort, tmp_path, capfd):
+    assert main(["report", "--course", str(cohort.root), "--out", str(tmp_path / "r.md"), "--alike-threshold", "1.5"]) == 2
+    assert "above 0 and at most 1" in capfd.readouterr().err and not list(tmp_path.iterdir())
+    assert main(["report", "--course", str(cohort.root), "--out", str(tmp_path / "r.md"), "--alike-threshold", "1"]) == 0
+    assert "Answers that look alike" in (tmp_path / "r.md").read_text(encoding="utf-8")
+
+
 # --- each learner's feedback ------------------------------------------------------------------
 
 
