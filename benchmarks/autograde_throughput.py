@@ -39,10 +39,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import nbformat  # noqa: E402
+import nbformat
 
-from grader.notebook import is_answer_cell  # noqa: E402
-from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course  # noqa: E402
+from grader.notebook import is_answer_cell
+from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course
 
 # name -> (lab, the text to find in the solution's answer cells, what to put instead)
 HOSTILE = {
@@ -98,13 +98,13 @@ def stock_autograde(course: Course, pairs, timeout: int) -> list[str]:
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config import Config
 
-    from grader.course import COURSE_ID
-    from grader.labs import LAB_MODULES
+    from grader.course import (
+        COURSE_ID,  # the release registered each lab in the gradebook
+    )
 
     config = Config()
     config.CourseDirectory.root = str(course.root)
     config.CourseDirectory.course_id = COURSE_ID
-    config.CourseDirectory.db_assignments = [{"name": lab} for lab in LAB_MODULES]
     config.Execute.timeout = timeout
     api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
     failed = []

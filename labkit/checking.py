@@ -165,21 +165,33 @@ class CheckRegistry:
         return sum(c.points for c in self.checks.values())
 
 
+# How the grader's sentences about the learner's server itself begin (TIMED_OUT, HOST_DIED, NOT_SENT, and the
+# grader's words for a server that was stopped or did not start): a hidden check shows them as they are.
+SERVER_SENTENCES = ("Your code did not answer in time", "The lab server ")
 HIDDEN_NOTE = "a hidden check: it tests this skill on cases the lab does not show, and runs only when your submission is graded"
 
 
 def as_shown(check: Check, result: CheckResult) -> CheckResult:
     """``result`` as a learner may see it: a hidden check's verdict names the skill it tests (its title) and
     the mistake it looks for, never its inputs or what came back; a visible check's is unchanged."""
+    from servers.learner_host.host import LOAD_ERROR_MARK
+
     if not check.hidden:
         return result
     if result.passed:
         message = f"{check.title} ({HIDDEN_NOTE})."
+    elif result.message.startswith(SERVER_SENTENCES):
+        # What happened to the learner's server (it hung, died, could not start): no case in it, and the
+        # learner needs it more than the mistake the check looks for.
+        message = f"Not yet: {check.title[:1].lower()}{check.title[1:]} ({HIDDEN_NOTE}). {result.message}"
     else:
         message = (
             f"Not yet: {check.title[:1].lower()}{check.title[1:]} ({HIDDEN_NOTE}). The mistake it looks for: "
             f"{check.mistake}. Its cases are not shown; try your code on inputs the visible checks do not use."
         )
+        load_error = result.message.find(f" (Your {LOAD_ERROR_MARK}")
+        if load_error >= 0:  # the answer cells failed to load: that, not the case, is what to fix
+            message += result.message[load_error:]
     return CheckResult(result.name, result.points, result.passed, message, result.host_lost)
 
 

@@ -20,8 +20,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
-from grader.notebook import MARKER, is_answer_cell  # noqa: E402
-from grader.pipeline import Course  # noqa: E402
+from grader.notebook import MARKER, is_answer_cell
+from grader.pipeline import Course
 
 # lab -> sample name -> [(text in the solution, replacement)]; each text must occur exactly once.
 # Every lab also gets a "solution" sample and a "blank" one (the release as handed out).
@@ -193,11 +193,11 @@ MISTAKES["lab2_scopes_expansion"] = {
     "field_merge_across_scopes": [
         (
             """            if name in result:\n                continue\n""",
-            """            if name in result:\n                lower = expand_fields(entry, env, kind != "stdio")\n"""
+            ("""            if name in result:\n                lower = expand_fields(entry, env, kind != "stdio")\n"""
             """                for key in ("env", "headers"):\n"""
             """                    if lower.get(key) and not result[name].get(key):\n"""
             """                        result[name][key] = lower[key]\n"""
-            """                continue\n""",
+            """                continue\n"""),
         ),
     ],
     "secret_committed": [
