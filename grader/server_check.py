@@ -56,16 +56,22 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import mcp_types as types
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
-
-import mcp_types as types
-from grader.scopes import REMOTE_TYPES, ConfigError, plugin_tool_name, resolve
-from grader.taxonomy import Category, is_empty_success, is_error, result_text
 from mcp import StdioServerParameters
 from mcp.client.session import DEFAULT_CLIENT_INFO
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
+
+from grader.scopes import REMOTE_TYPES, ConfigError, plugin_tool_name, resolve
+from grader.taxonomy import Category, is_empty_success, is_error, result_text
+from labkit.descriptions import (
+    RESULT_HINTS,
+    WHEN_CLAUSES,
+    first_match,
+    undescribed_parameters,
+)
 from servers.client import BASE_ENV_KEYS, Session, stdio_params, wire
 
 REQUIRED, ADVICE = "required", "advice"
@@ -128,16 +134,8 @@ CLIENT_NAME = "grader-check-server"
 CLIENT_INFO = types.Implementation(name=CLIENT_NAME, version="1.0")
 
 GENERIC_VERBS = frozenset(
-    "get list search find set create update delete add remove fetch read write run do make new query lookup".split()
+    ["get", "list", "search", "find", "set", "create", "update", "delete", "add", "remove", "fetch", "read", "write", "run", "do", "make", "new", "query", "lookup"]
 )
-WHEN_CLAUSES = (
-    r"\b(call|use|invoke|try) (it|this|this tool|me)\b[^.;]{0,30}?\b(when|whenever|if|before|after|to|for|only)\b",
-    r"\bwhen(ever)? (the|a|an|you|your|someone|users?|customers?)\b",
-    r"\b(if|once) (the|a) (user|customer)\b",
-    r"\binstead of\b",
-    r"\bbefore (calling|a|an|you|any)\b",
-)
-RESULT_HINTS = (r"\breturns?\b", r"\bresults?\b", r"\bempty (list|result|array)\b", r"\bnext ?page\b", r"\bmeans\b")
 
 
 class CheckInputError(ValueError):
@@ -555,11 +553,8 @@ def what_when_how(tool: dict[str, Any], nouns: Sequence[str]) -> Finding:
     text = tool.get("description") or ""
     lowered = text.lower()
     data = mentioned(nouns, text)
-    when = next((m.group(0) for p in WHEN_CLAUSES if (m := re.search(p, lowered))), None)
-    result = next((m.group(0) for p in RESULT_HINTS if (m := re.search(p, lowered))), None)
-    schema = tool.get("inputSchema") or {}
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    undescribed = [p for p, s in properties.items() if not (isinstance(s, dict) and str(s.get("description", "")).strip())]
+    when, result = first_match(WHEN_CLAUSES, lowered), first_match(RESULT_HINTS, lowered)
+    undescribed = undescribed_parameters(tool)
     checks = [
         ("what data", bool(data), f"mentions {', '.join(data)}" if data else f"no noun of the name ({', '.join(nouns)})"),
         ("when to call", when is not None, f'"{when}"' if when else 'no when-clause ("call it when...", "use it when...", "when the user...")'),
@@ -590,7 +585,7 @@ def full_name_finding(rule: str, tool: str, full: str) -> Finding:
 
 
 def check_names(tool: str, server_name: str, plugin: str | None) -> list[Finding]:
-    clean = lambda s: re.sub(r"[^A-Za-z0-9_-]", "_", s)  # noqa: E731 - as plugin_tool_name cleans
+    clean = lambda s: re.sub(r"[^A-Za-z0-9_-]", "_", s)
     found = [full_name_finding("name.length", tool, f"mcp__{clean(server_name)}__{clean(tool)}")]
     if plugin:
         found.append(full_name_finding("name.plugin_length", tool, plugin_tool_name(plugin, server_name, tool)))

@@ -5,11 +5,13 @@ grader, the reference model, the desk's own server, the lesson servers) never re
 environment, even when it sits in a package that does.
 """
 
+import shutil
+
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
 LEARNER_MODULES = {
-    "labkit": ["__init__", "lab", "checking", "labstate"],
+    "labkit": ["__init__", "lab", "checking", "descriptions", "labstate"],
     "labkit.checks": [
         "__init__",
         "lab1_error_results",
@@ -36,6 +38,11 @@ LEARNER_MODULES = {
 
 
 class ListedModulesOnly(build_py):
+    def run(self):
+        # A build folder left by an earlier build may hold modules no longer listed: start from an empty one.
+        shutil.rmtree(self.build_lib, ignore_errors=True)
+        super().run()
+
     def find_package_modules(self, package, package_dir):
         listed = set(LEARNER_MODULES.get(package, ()))
         return [entry for entry in super().find_package_modules(package, package_dir) if entry[1] in listed]

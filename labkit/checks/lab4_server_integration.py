@@ -36,6 +36,12 @@ from labkit.checking import (
     result_text,
     structured,
 )
+from labkit.descriptions import (
+    RESULT_HINTS,
+    WHEN_CLAUSES,
+    first_match,
+    undescribed_parameters,
+)
 from servers.client import wire
 
 LAB = "lab4_server_integration"
@@ -137,14 +143,6 @@ FAILURES = (  # (tool, arguments, errorCategory, isRetryable, while the search i
 NO_MATCH = "quantum"
 
 # What a description needs (the field report, §5.2): the four things, found by plain word matching.
-WHEN_CLAUSES = (
-    r"\b(call|use|invoke|try) (it|this|this tool|me)\b[^.;]{0,30}?\b(when|whenever|if|before|after|to|for|only)\b",
-    r"\bwhen(ever)? (the|a|an|you|your|someone|users?|customers?)\b",
-    r"\b(if|once) (the|a) (user|customer)\b",
-    r"\binstead of\b",
-    r"\bbefore (calling|a|an|you|any)\b",
-)
-RESULT_HINTS = (r"\breturns?\b", r"\bresults?\b", r"\bempty (list|result|array)\b", r"\bnext ?page\b", r"\bmeans\b")
 DATA_WORDS = {SEARCH: ("article", "articles"), OUTLINE: ("article", "articles"), LONG_NAME: ("article", "articles")}
 
 
@@ -395,11 +393,8 @@ def description_problems(tool: dict[str, Any], data_words: tuple[str, ...]) -> l
             f"{name}: none of {', '.join(data_words)} appears in the description's first {KEYWORD_WINDOW} characters; tool "
             "search matches the start of a description, so open with the tool's data and action."
         )
-    when = next((m.group(0) for p in WHEN_CLAUSES if (m := re.search(p, lowered))), None)
-    result = next((m.group(0) for p in RESULT_HINTS if (m := re.search(p, lowered))), None)
-    schema = tool.get("inputSchema") or {}
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    undescribed = [p for p, s in properties.items() if not (isinstance(s, dict) and str(s.get("description", "")).strip())]
+    when, result = first_match(WHEN_CLAUSES, lowered), first_match(RESULT_HINTS, lowered)
+    undescribed = undescribed_parameters(tool)
     parts = [
         ("what data", bool(words & set(data_words)), f"mentions {data_words[0]}" if words & set(data_words) else f"no mention of {data_words[0]}"),
         ("when to call", when is not None, f'"{when}"' if when else 'no when-clause ("call it when...", "use it when...", "when the user...")'),

@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import os
 import re
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 from grader.cli import main
@@ -58,3 +60,14 @@ def expected_failed(lab: str, student: str, checks) -> set[str]:
 def page_text(path: Path) -> str:
     """An HTML page's text, tags dropped and entities decoded."""
     return html.unescape(re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8")))
+
+
+@contextmanager
+def inside(folder: Path):
+    """Run the block with ``folder`` as the working folder (nbgrader's learner commands work where they run)."""
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)

@@ -14,11 +14,10 @@ import re
 import shutil
 import subprocess
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from coursetests import new_course, page_text, run_cli
+from coursetests import inside, new_course, page_text, run_cli
 from nbgrader.tests import run_nbgrader
 
 from grader.cli import main
@@ -27,16 +26,6 @@ from grader.pipeline import REPO, SAMPLE_SUBMISSIONS
 
 LAB = "lab1_error_results"
 ROSTER = "id,first_name,last_name,email\nalice,Alice,Liddell,alice@example.org\ncarol,Carol,Danvers,carol@example.org\n"
-
-
-@contextmanager
-def inside(folder: Path):
-    before = os.getcwd()
-    os.chdir(folder)
-    try:
-        yield
-    finally:
-        os.chdir(before)
 
 
 class Week:

@@ -10,11 +10,10 @@ import os
 import re
 import subprocess
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from coursetests import new_course
+from coursetests import inside, new_course
 from nbgrader.tests import run_nbgrader
 
 from grader.course import COURSE_ID
@@ -31,16 +30,6 @@ def readme_commands() -> set[str]:
     text = (REPO / "README.md").read_text(encoding="utf-8")
     section = text.split("## Instructors: the grading pipeline", 1)[1].split("\n## ", 1)[0]
     return set(re.findall(r"python -m grader ([a-z][a-z-]*)", section))
-
-
-@contextmanager
-def inside(folder: Path):
-    before = os.getcwd()
-    os.chdir(folder)
-    try:
-        yield
-    finally:
-        os.chdir(before)
 
 
 @pytest.fixture(scope="module")
