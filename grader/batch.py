@@ -30,7 +30,12 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, CancelledError, ProcessPoolExecutor, wait
+from concurrent.futures import (
+    FIRST_COMPLETED,
+    CancelledError,
+    ProcessPoolExecutor,
+    wait,
+)
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -50,9 +55,10 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 @lru_cache(maxsize=1)
 def code_version() -> str:
-    """A digest of the grader's and the servers' Python code: a change of either invalidates stored results."""
+    """A digest of the Python code of the grader, the visible checks (labkit) and the servers: a change of any of them
+    invalidates stored results."""
     digest = hashlib.sha256()
-    for folder in ("grader", "servers"):
+    for folder in ("grader", "labkit", "servers"):
         for path in sorted((PACKAGE_ROOT / folder).rglob("*.py")):
             digest.update(str(path.relative_to(PACKAGE_ROOT)).encode())
             digest.update(path.read_bytes())

@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import hashlib
 import io
 import keyword
 import math
@@ -150,12 +151,18 @@ def _anonymous(tokens: list[str]) -> list[str]:
     return [NAME if t[:1] == NAME and t[1:].isdigit() else t for t in tokens]
 
 
+def stable_hash(tokens: Iterable[str]) -> int:
+    """A hash of a run of tokens that is the same in every process (Python's own ``hash`` of text is salted per
+    process, which would make which fingerprints winnowing keeps, and so every similarity, vary run to run)."""
+    return int.from_bytes(hashlib.blake2b("\x1f".join(tokens).encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+
+
 def kgram_hashes(tokens: list[str]) -> list[int]:
     """The hash of every KGRAM tokens in a row (one hash for code shorter than that)."""
     anonymous = _anonymous(tokens)
     if len(anonymous) <= KGRAM:
-        return [hash(tuple(anonymous))] if anonymous else []
-    return [hash(tuple(anonymous[i : i + KGRAM])) for i in range(len(anonymous) - KGRAM + 1)]
+        return [stable_hash(anonymous)] if anonymous else []
+    return [stable_hash(anonymous[i : i + KGRAM]) for i in range(len(anonymous) - KGRAM + 1)]
 
 
 def winnowed(hashes: list[int]) -> set[int]:
@@ -179,7 +186,7 @@ class Answer:
 def answer(code: str, released: frozenset[int] = frozenset()) -> Answer:
     """``code`` fingerprinted, without what it shares with the released code (``released``: its k-gram hashes)."""
     tokens = normalised(code)
-    return Answer(hash(tuple(tokens)), frozenset(winnowed(kgram_hashes(tokens)) - released))
+    return Answer(stable_hash(tokens), frozenset(winnowed(kgram_hashes(tokens)) - released))
 
 
 def released_hashes(released_code: Iterable[str]) -> frozenset[int]:

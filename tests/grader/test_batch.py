@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
+import shutil
 
 import pytest
 
 from grader.batch import Progress, ResultStore, Task, grade_all, result_key
-from labkit.checking import CheckResult
 from grader.notebook import answer_code, read_notebook
 from grader.pipeline import SAMPLE_SUBMISSIONS
+from labkit.checking import CheckResult
 
 LAB = "lab1_error_results"
 
@@ -155,3 +155,18 @@ def test_an_unreachable_scheduler_is_refused_with_what_to_do(tmp_path) -> None:
 
     with pytest.raises(SchedulerUnavailable, match=r"Cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9.*leave out --scheduler"):
         grade_all([Task("ana", LAB, "x = 1")], ResultStore(tmp_path), scheduler="tcp://127.0.0.1:9")
+
+
+@pytest.mark.parametrize("changed", ["grader/labs/lab1_error_results.py", "labkit/checks/lab1_error_results.py", "servers/learner_host/host.py"])
+def test_a_change_to_any_checks_code_invalidates_stored_results(tmp_path, monkeypatch, changed) -> None:
+    """The key of a stored result covers the hidden checks (grader), the visible ones (labkit) and the host (servers)."""
+    from grader import batch
+
+    for folder in ("grader", "labkit", "servers"):
+        shutil.copytree(batch.PACKAGE_ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(batch, "PACKAGE_ROOT", tmp_path)
+    version = batch.code_version.__wrapped__  # not the process's cached digest
+    before = version()
+    with (tmp_path / changed).open("a", encoding="utf-8") as handle:
+        handle.write("\n# changed\n")
+    assert version() != before
