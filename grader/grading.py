@@ -21,9 +21,9 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from grader.labs import lab_checks
 from labkit import labstate
 from labkit.checking import TIMED_OUT, CheckResult, run_check
-from grader.labs import lab_checks
 from servers.learner_host import forkserver, supervisor
 
 # Limits on the learner host; grade_code takes each as a keyword argument (``timeout`` for the first).

@@ -8,11 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
-from pydantic import ValidationError
-
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
-from servers.toolkit import ToolSpec, build_server as build_mcp_server
+from pydantic import ValidationError
+
+from servers.toolkit import ToolSpec
+from servers.toolkit import build_server as build_mcp_server
 
 # Failures of the learner's code are reported to the grader as protocol errors of the
 # harness: they are not tool results the learner produced, so no check can mistake

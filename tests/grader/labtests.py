@@ -11,9 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from labkit.checking import CheckResult, run_check
 from grader.labs import lab_checks
 from grader.notebook import answer_code, is_answer_cell, read_notebook
+from labkit.checking import CheckResult, run_check
 from servers.client import connect
 from servers.learner_host import build_server, load_learner_code
 from servers.learner_host.host import CELL_SEPARATOR

@@ -21,18 +21,18 @@ import copy
 import json
 from pathlib import Path
 
+import batchfaults
 import nbformat
 import pytest
+from coursetests import MATRIX, copy_samples, expected_failed, new_course, page_text
 from nbgrader.api import Gradebook
 
-import batchfaults
-from coursetests import MATRIX, copy_samples, expected_failed, new_course, page_text
 from grader.batch import NotGraded, Progress, ResultStore, Task, grade_all
-from labkit.checking import MESSAGE_LIMIT
 from grader.course import COURSE_ID, graded_cells
 from grader.labs import lab_checks
 from grader.notebook import is_answer_cell
 from grader.pipeline import SAMPLE_SUBMISSIONS
+from labkit.checking import MESSAGE_LIMIT
 
 REPO = Path(__file__).resolve().parents[2]
 L1, L2 = "lab1_error_results", "lab2_scopes_expansion"

@@ -11,11 +11,11 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from labkit.checking import MESSAGE_LIMIT, Check, CheckFailed, CheckResult, run_check
 from grader.course import TrustedChecks
 from grader.grading import grade_code
 from grader.notebook import answer_code, read_notebook
 from grader.pipeline import SAMPLE_SUBMISSIONS
+from labkit.checking import MESSAGE_LIMIT, Check, CheckFailed, CheckResult, run_check
 
 REPO = Path(__file__).resolve().parents[2]
 LAB2 = "lab2_scopes_expansion"
@@ -115,7 +115,7 @@ def test_a_huge_failure_message_is_cut_to_the_limit_saying_how_much_was_left_out
 
 def test_a_cut_message_is_not_cut_again_when_the_result_is_stored_and_read_back() -> None:
     result = CheckResult("a", 1, False, "z" * 10_000)
-    assert CheckResult(**{**result.__dict__}).message == result.message
+    assert CheckResult(**result.__dict__).message == result.message
 
 
 def test_a_message_shows_no_folder_of_the_grading_machine() -> None:
