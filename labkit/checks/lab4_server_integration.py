@@ -54,6 +54,15 @@ LONG_NAME = "get_article_outline_with_title_summary_and_section_headings_for_one
 PRIVATE_TOOL = "seo_traffic_report"
 READ_ONLY_HINTS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}  # the field report, §2.3
 
+
+def expect_read_only(tool: dict[str, Any]) -> None:
+    """A tool that only reads declares exactly READ_ONLY_HINTS; the first hint it does not fails, in words."""
+    expect_hints(
+        tool,
+        READ_ONLY_HINTS,
+        lambda hint, value, said: f"{tool['name']} only reads, so it should say {hint}: {json.dumps(value)}; it says {json.dumps(said)}.",
+    )
+
 # Claude Code's limits (its MCP reference): a full tool name, a description loaded up front, the text of a
 # result (over it the result is saved to a file and Claude sees only its path); the specification's page.
 NAME_LIMIT = 128
@@ -537,11 +546,7 @@ def names_fit_in_plugin(host) -> None:
 def read_only_tools_say_so(host) -> None:
     tool = gate(host).tools[SEARCH]
     require(annotation_problems(tool))
-    expect_hints(
-        tool,
-        READ_ONLY_HINTS,
-        lambda hint, value, said: f"{SEARCH} only reads, so it should say {hint}: {json.dumps(value)}; it says {json.dumps(said)}.",
-    )
+    expect_read_only(tool)
 
 
 @checks.check(
