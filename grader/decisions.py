@@ -1,7 +1,6 @@
 """The retry/escalate decision tree for one CallToolResult, and the backoff schedule.
 
-Source: shared/seeds/000_99b6002e9d2fa51e.txt, "Дерево решений retryable vs
-non-retryable". The tree, made executable:
+Source: *Exam guide › Retryable vs non-retryable decision tree*. The tree, made executable:
 
     isError?  no  -> success (or empty_result when the content is intentionally empty)
               yes -> transient and isRetryable is true -> retry (backoff, cap attempts, e.g. 3)
@@ -22,7 +21,12 @@ from grader.taxonomy import Category, is_empty_success
 
 # The backoff schedule is a given of lab 1's world (the kit hands it to the learner), so it is defined
 # there, where the learner host can import it without the rest of this model.
-from servers.support_desk.world import BACKOFF_FACTOR, BASE_DELAY_SECONDS, backoff_delay  # noqa: F401
+from servers.support_desk.world import (  # noqa: F401
+    BACKOFF_FACTOR,
+    BASE_DELAY_SECONDS,
+    backoff_delay,
+    retry_delay,
+)
 
 DEFAULT_MAX_ATTEMPTS = 3
 
@@ -58,15 +62,6 @@ class MalformedResult(ValueError):
 def backoff_schedule(max_attempts: int = DEFAULT_MAX_ATTEMPTS, **kwargs: float) -> list[float]:
     """The waits between ``max_attempts`` attempts: one fewer than the attempts."""
     return [backoff_delay(n, **kwargs) for n in range(1, max_attempts)]
-
-
-def retry_delay(structured: dict[str, Any], attempt: int) -> float:
-    """The wait before the next attempt: the server's hint when it gives a longer one."""
-    hint = structured.get("retryAfterSeconds")
-    delay = backoff_delay(attempt)
-    if isinstance(hint, (int, float)) and not isinstance(hint, bool) and hint > delay:
-        return float(hint)
-    return delay
 
 
 def check_wire_result(result: Any) -> dict[str, Any]:

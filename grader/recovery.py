@@ -1,7 +1,6 @@
 """Local recovery inside a subagent, and the escalation envelope it hands the coordinator.
 
-Source: shared/seeds/000_99b6002e9d2fa51e.txt, "Локальное восстановление у субагента
-vs эскалация к координатору". The subagent retries transient failures with backoff,
+Source: *Exam guide › Local recovery in the subagent vs escalation to the coordinator*. The subagent retries transient failures with backoff,
 fails over to a fallback endpoint, or serves a stale cached read; it escalates only
 what it cannot resolve locally (a class that is not retryable, or a spent budget),
 with the final errorCategory/isRetryable, a description for the coordinator's log,

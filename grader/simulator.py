@@ -1,6 +1,6 @@
 """A deterministic, LLM-free agent that answers fixed questions two ways and counts what each way costs.
 
-Source: shared/seeds/000_99b6002e9d2fa51e.txt, "Примеры (каталог тикетов, интроспекция схемы)":
+Source: *Exam guide › MCP tools vs MCP resources* (its examples: a ticket catalog, schema introspection):
 a content catalog exposed as a resource spares the agent the exploratory N+1 sequence
 (``list_issues``, then ``get_issue`` for each key). The simulator makes that claim
 measurable against any server a :class:`Scenario` describes: the course's tracker, or a

@@ -1,7 +1,7 @@
 """The error taxonomy of MCP tool results, and builders for results in wire format.
 
-Source: shared/seeds/000_99b6002e9d2fa51e.txt, "Таксономия категорий ошибок" and
-"Флаг isError — схема и пример". A tool failure is reported *inside* the
+Sources: *Exam guide › Error category taxonomy* and *Exam guide › The `isError` flag:
+schema and example*. A tool failure is reported *inside* the
 CallToolResult (``isError: true``) with ``errorCategory``, ``isRetryable`` and a
 human-readable, actionable text; JSON-RPC protocol errors are reserved for an
 unknown tool or a server that does not support tools.
@@ -26,7 +26,7 @@ class Category(StrEnum):
     NOT_FOUND = "not_found"
 
 
-# "Типичный isRetryable" column of the taxonomy table.
+# The "typical isRetryable" column of the taxonomy table.
 TYPICAL_RETRYABLE: dict[Category, bool] = {
     Category.TRANSIENT: True,
     Category.VALIDATION: False,
@@ -35,7 +35,7 @@ TYPICAL_RETRYABLE: dict[Category, bool] = {
     Category.NOT_FOUND: False,
 }
 
-# What each class means and what the agent should do ("Что означает", "Что должен делать агент").
+# What each class means and what the agent should do: the table's other two columns.
 MEANING: dict[Category, str] = {
     Category.TRANSIENT: "Timeout, 5xx, rate limit, connection reset",
     Category.VALIDATION: "Schema mismatch, wrong enum value, missing field",
@@ -51,7 +51,11 @@ AGENT_SHOULD: dict[Category, str] = {
     Category.NOT_FOUND: "Treat as a legitimate empty result, not a failure",
 }
 
-# The fields each class must carry in structuredContent besides the three common ones.
+# The fields the course's servers put into structuredContent for each class, besides the three common
+# ones. The exam guide names only errorCategory and isRetryable for every class; its $750 example adds
+# code, limit, requested and customerMessage to a business error, and its decision tree escalates a
+# permission error "with the missing scope/role" in prose. retryAfterSeconds, field/reason and
+# missingScope/role are this course's convention.
 REQUIRED_FIELDS: dict[Category, tuple[str, ...]] = {
     Category.TRANSIENT: ("retryAfterSeconds",),
     Category.VALIDATION: ("field", "reason"),
@@ -61,11 +65,11 @@ REQUIRED_FIELDS: dict[Category, tuple[str, ...]] = {
 }
 COMMON_FIELDS = ("errorCategory", "isRetryable", "code")
 
-# The anti-pattern the seed names: an error that tells the agent nothing.
+# The anti-pattern the exam guide names: an error that tells the agent nothing.
 OPERATION_FAILED: dict[str, Any] = {"isError": True, "content": [{"type": "text", "text": "Operation failed"}]}
 
-# The seed's well-structured failure, verbatim ("Хорошо структурированный сбой инструмента").
-SEED_REFUND_EXAMPLE: dict[str, Any] = {
+# The exam guide's well-structured failure, verbatim (*Exam guide › The `isError` flag: schema and example*).
+GUIDE_REFUND_EXAMPLE: dict[str, Any] = {
     "isError": True,
     "content": [
         {
@@ -148,7 +152,8 @@ def empty_result(message: str, *, key: str = "items", **fields: Any) -> dict[str
     """A valid empty answer: ``isError: false``, an empty list, and text saying nothing matched.
 
     Not an error: "no orders match this filter" is a normal, successful outcome
-    (seed: "валидный пустой результат ... — не ошибка").
+    (*Exam guide › Local recovery in the subagent vs escalation to the coordinator*: a valid
+    empty result is not an error).
     """
     return success_result(message, {key: [], **fields})
 

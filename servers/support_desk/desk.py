@@ -1,8 +1,8 @@
 """The support desk's business rules as plain functions: orders, refunds, roles, an upstream.
 
 Every function returns a CallToolResult in wire format built with
-``grader.taxonomy``, so each class of the taxonomy appears exactly in the seed's
-shape (shared/seeds/000_99b6002e9d2fa51e.txt). The server module only wires these
+``grader.taxonomy``, so each class of the taxonomy appears in the shape of
+*Exam guide › The `isError` flag: schema and example*. The server module only wires these
 functions to MCP; lessons and the lab reuse the data and the rules from here.
 """
 

@@ -1,4 +1,5 @@
-"""What lab 1 hands the learner: the desk's data, roles, upstream and retry schedule, but none of its rules.
+"""What lab 1 hands the learner: the desk's data, roles, upstream and retry schedule (``backoff_delay``,
+and ``retry_delay``, which honours a server's ``retryAfterSeconds``), but none of its rules.
 
 The lab notebook imports these names, and the learner host injects the same names
 into the learner's code when it grades it, so both see the same world. Everything here
@@ -17,11 +18,12 @@ from servers.support_desk.world import (
     PaymentGateway,
     UpstreamUnavailable,
     backoff_delay,
+    retry_delay,
 )
 
 __all__ = [
-    "ORDER_ID",
     "ORDERS",
+    "ORDER_ID",
     "REFUND_LIMIT_USD",
     "ROLE_SCOPES",
     "STATUSES",
@@ -30,4 +32,5 @@ __all__ = [
     "PaymentGateway",
     "UpstreamUnavailable",
     "backoff_delay",
+    "retry_delay",
 ]

@@ -12,8 +12,16 @@ import os
 from collections.abc import Mapping
 
 from servers.support_desk.desk import ROLE_SCOPES, Caller, Desk, PaymentGateway
-from servers.support_desk.tools import MOVES_MONEY, READ_ONLY, GetOrder, RefundOrder, SearchOrders, desk_specs  # noqa: F401 - the interface, re-exported
-from servers.toolkit import build_server as build_mcp_server, run_stdio
+from servers.support_desk.tools import (  # noqa: F401 - the interface, re-exported
+    MOVES_MONEY,
+    READ_ONLY,
+    GetOrder,
+    RefundOrder,
+    SearchOrders,
+    desk_specs,
+)
+from servers.toolkit import build_server as build_mcp_server
+from servers.toolkit import run_stdio
 
 
 def desk_from_env(env: Mapping[str, str]) -> Desk:

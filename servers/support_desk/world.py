@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-# The retry schedule lab 1 hands the learner; grader.decisions uses the same one.
+# The retry schedule lab 1 hands the learner (backoff_delay, and retry_delay, which honours the
+# server's hint); grader.decisions uses the same one.
 BASE_DELAY_SECONDS = 0.5
 BACKOFF_FACTOR = 2.0
 
@@ -24,7 +25,17 @@ def backoff_delay(attempt: int, *, base: float = BASE_DELAY_SECONDS, factor: flo
     return base * factor ** (attempt - 1)
 
 
-# The seed's example policy: "Refund of $750 exceeds the $500 single-transaction policy".
+def retry_delay(structured: dict[str, Any], attempt: int) -> float:
+    """Seconds to wait after failed attempt number ``attempt``: the server's ``retryAfterSeconds`` hint
+    when it asks for longer than ``backoff_delay(attempt)``, else the backoff. Never sooner than asked."""
+    hint = structured.get("retryAfterSeconds")
+    delay = backoff_delay(attempt)
+    if isinstance(hint, (int, float)) and not isinstance(hint, bool) and hint > delay:
+        return float(hint)
+    return delay
+
+
+# The exam guide's example policy: "Refund of $750 exceeds the $500 single-transaction policy".
 REFUND_LIMIT_USD = 500
 
 ROLE_SCOPES: dict[str, frozenset[str]] = {

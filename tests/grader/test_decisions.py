@@ -1,6 +1,8 @@
-"""Every branch of the seed's retry/escalate decision tree, and the backoff schedule."""
+"""Every branch of the exam guide's retry/escalate decision tree, and the backoff schedule."""
 
 from __future__ import annotations
+
+import itertools
 
 import pytest
 
@@ -271,7 +273,7 @@ def test_the_backoff_schedule_has_one_wait_fewer_than_the_attempts(max_attempts:
     schedule = backoff_schedule(max_attempts)
 
     assert len(schedule) == max_attempts - 1
-    assert all(later == 2 * earlier for earlier, later in zip(schedule, schedule[1:]))
+    assert all(later == 2 * earlier for earlier, later in itertools.pairwise(schedule))
 
 
 def test_the_default_schedule_is_three_attempts_with_two_waits() -> None:
@@ -284,7 +286,7 @@ def test_retry_delay_ignores_a_boolean_or_missing_hint() -> None:
     assert retry_delay({"retryAfterSeconds": "30"}, 1) == backoff_delay(1)
 
 
-def test_every_class_of_the_taxonomy_gets_the_seeds_action() -> None:
+def test_every_class_of_the_taxonomy_gets_the_exam_guides_action() -> None:
     expected = {
         "transient": Action.RETRY,
         "validation": Action.REPLAN,

@@ -1,4 +1,4 @@
-"""Local recovery in a subagent and the escalation envelope (seed: "Локальное восстановление ... vs эскалация")."""
+"""Local recovery in a subagent and the escalation envelope (*Exam guide › Local recovery in the subagent vs escalation to the coordinator*)."""
 
 from __future__ import annotations
 

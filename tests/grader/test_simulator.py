@@ -25,9 +25,11 @@ from grader.simulator import (
     tool_result_bytes,
 )
 from servers.client import connect
-from servers.toolkit import ResourceSpec, TemplateSpec, build_server as build_mcp_server
+from servers.toolkit import ResourceSpec, TemplateSpec
+from servers.toolkit import build_server as build_mcp_server
 from servers.tracker import build_server
 from servers.tracker.tracker import CATALOG_URI, Tracker
+
 
 @contextmanager
 def tracker(n: int):
@@ -187,13 +189,13 @@ def test_an_empty_list_page_costs_its_text_plus_its_compact_structured_content()
 
 
 def test_context_bytes_count_utf8_bytes_not_characters():
-    result = {"content": [{"type": "text", "text": "Тикет"}, {"type": "image", "data": "AAAA"}], "structuredContent": {"k": "é"}}
+    result = {"content": [{"type": "text", "text": "Ticket日本"}, {"type": "image", "data": "AAAA"}], "structuredContent": {"k": "é"}}
     proxy = CountingSession(ScriptedSession(result=result, text="ß"))
     proxy.call("anything")
     proxy.read("any://uri")
-    # "Тикет" is 10 bytes; the image block counts 0; {"k":"é"} is 10 bytes; "ß" is 2.
-    assert tool_result_bytes(result) == 20
-    assert proxy.tally.context_bytes == 22
+    # "Ticket日本" is 12 bytes; the image block counts 0; {"k":"é"} is 10 bytes; "ß" is 2.
+    assert tool_result_bytes(result) == 22
+    assert proxy.tally.context_bytes == 24
 
 
 # --- the counting proxy -----------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The taxonomy builders produce results in the seed's wire shape (seed: "Таксономия", "Флаг isError")."""
+"""The taxonomy builders produce results in the exam guide's wire shape (*Exam guide › Error category taxonomy*, *Exam guide › The `isError` flag: schema and example*)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pytest
 
 from grader.taxonomy import (
     COMMON_FIELDS,
+    GUIDE_REFUND_EXAMPLE,
     OPERATION_FAILED,
     REQUIRED_FIELDS,
-    SEED_REFUND_EXAMPLE,
     TYPICAL_RETRYABLE,
     Category,
     business_error,
@@ -37,7 +37,7 @@ BUILT = {
 
 
 @pytest.mark.parametrize("category", list(Category), ids=str)
-def test_each_builder_returns_an_error_result_in_the_seeds_shape(category: Category) -> None:
+def test_each_builder_returns_an_error_result_in_the_exam_guides_shape(category: Category) -> None:
     result = BUILT[category]
 
     assert result["isError"] is True
@@ -87,7 +87,7 @@ def test_an_unknown_category_is_refused() -> None:
         error_result("flaky", "Something odd.", code="X")
 
 
-def test_business_builder_reproduces_the_seeds_750_refund_example() -> None:
+def test_business_builder_reproduces_the_exam_guides_750_refund_example() -> None:
     result = business_error(
         "Refund of $750 exceeds the $500 single-transaction policy. "
         "Ask the customer to split the refund or open a manager-approval ticket.",
@@ -97,7 +97,7 @@ def test_business_builder_reproduces_the_seeds_750_refund_example() -> None:
         requested=750,
     )
 
-    assert result == SEED_REFUND_EXAMPLE
+    assert result == GUIDE_REFUND_EXAMPLE
 
 
 def test_empty_result_is_not_an_error() -> None:

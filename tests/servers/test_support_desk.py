@@ -1,4 +1,4 @@
-"""The support desk over MCP, in memory: tools, annotations, and every error class in the seed's shape."""
+"""The support desk over MCP, in memory: tools, annotations, and every error class in the exam guide's shape."""
 
 from __future__ import annotations
 
@@ -6,12 +6,18 @@ from typing import Any
 
 import anyio
 import pytest
-
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from grader.taxonomy import SEED_REFUND_EXAMPLE
+
+from grader.taxonomy import GUIDE_REFUND_EXAMPLE
 from servers.client import wire
-from servers.support_desk.desk import REFUND_LIMIT_USD, Caller, Desk, PaymentGateway
+from servers.support_desk.desk import (
+    REFUND_LIMIT_USD,
+    Caller,
+    Desk,
+    PaymentGateway,
+    UpstreamUnavailable,
+)
 from servers.support_desk.server import build_server, desk_from_env
 
 pytestmark = pytest.mark.anyio
@@ -149,11 +155,11 @@ async def test_a_guest_cannot_search_orders() -> None:
     assert "orders" not in structured(result)
 
 
-async def test_a_750_refund_is_the_seeds_business_example_word_for_word() -> None:
+async def test_a_750_refund_is_the_exam_guides_business_example_word_for_word() -> None:
     gateway = PaymentGateway()
     result = await call(Desk(Caller("supervisor"), gateway), "refund_order", {"order_id": "ORD-1002", "amount_usd": 750, "reason": "damaged"})
 
-    assert result == SEED_REFUND_EXAMPLE
+    assert result == GUIDE_REFUND_EXAMPLE
     assert structured(result)["limit"] == REFUND_LIMIT_USD
     assert gateway.calls == 0
 
@@ -285,7 +291,7 @@ def test_a_seeded_gateway_is_deterministic_without_mcp() -> None:
             try:
                 gateway.refund("ORD-1001", 1)
                 out.append(True)
-            except Exception:
+            except UpstreamUnavailable:
                 out.append(False)
         return out
 
@@ -353,3 +359,15 @@ def test_the_kits_backoff_delay_is_the_reference_schedule_and_leads_nowhere_near
     assert kit.backoff_delay.__globals__["__name__"] == "servers.support_desk.world"
     assert not any(getattr(value, "__module__", "").startswith("grader") for value in kit.backoff_delay.__globals__.values())
     assert "decide" not in kit.backoff_delay.__globals__
+
+
+def test_the_kits_retry_delay_is_the_reference_one_the_longer_of_the_hint_and_the_backoff() -> None:
+    from grader.decisions import retry_delay as reference
+    from servers.support_desk import kit
+
+    assert kit.retry_delay is reference
+    assert kit.retry_delay.__globals__["__name__"] == "servers.support_desk.world"
+    # A hint longer than the backoff is honoured; a shorter one, or none, leaves the backoff.
+    assert [kit.retry_delay({"retryAfterSeconds": 1.5}, n) for n in (1, 2, 3)] == [1.5, 1.5, 2.0]
+    assert [kit.retry_delay({"retryAfterSeconds": 0.1}, n) for n in (1, 2)] == [kit.backoff_delay(1), kit.backoff_delay(2)]
+    assert kit.retry_delay({}, 3) == kit.backoff_delay(3)
