@@ -282,13 +282,16 @@ def test_a_remote_server_receives_exactly_the_headers_the_resolver_expands(world
 # --- the repository's own .mcp.json ------------------------------------------------------------
 
 
-def test_claude_code_starts_every_server_of_the_repository_mcp_json(tmp_path):
+@pytest.mark.parametrize("folder", [".", "notebooks"])
+def test_claude_code_starts_every_server_of_the_repository_mcp_json(tmp_path, folder):
+    """From the checkout's root and from a folder below it, as a learner would run ``claude``."""
     home = tmp_path / "home"
     (home / ".claude").mkdir(parents=True)
     (home / ".claude" / "settings.json").write_text(json.dumps({"enableAllProjectMcpServers": True}))
     expected = set(resolve(home, REPO, {}).servers)
+    assert expected == {"support-desk", "notes", "tracker"}
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
-    output = subprocess.run([CLAUDE, "mcp", "list"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120).stdout
+    output = subprocess.run([CLAUDE, "mcp", "list"], cwd=REPO / folder, env=env, capture_output=True, text=True, timeout=120).stdout
     for name in expected:
         line = next((line for line in output.splitlines() if line.startswith(f"{name}:")), "")
         assert "Connected" in line, output
