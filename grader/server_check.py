@@ -2,12 +2,13 @@
 
 ``check_server`` opens a session (or uses the one it is given), reads ``tools/list``, makes
 the sample calls the caller provides, and returns a ``Report`` of ``Finding``s. Each finding
-names its rule, the seed text the rule comes from, its severity ("required": Claude Code
-drops, truncates or misreads something; "advice": a habit the seeds recommend), whether it
+names its rule, the sources the rule comes from (short name › section heading, as
+``docs/sources.md`` lists them), its severity ("required": Claude Code drops, truncates or
+misreads something, or the course requires it; "advice": a habit the sources recommend), whether it
 passed (``None`` when it could not be checked), its subject (a tool, or "server") and a
 sentence saying what was seen and what to do.
 
-Rules (``RULES`` holds each one's seed citation):
+Rules (``RULES`` holds each one's citation):
 
 - ``whitelist``: ``tools/list`` is exactly the expected list, naming extra and missing tools.
 - ``annotations.present``, ``annotations.read_only``, ``annotations.retry_safety``: every
@@ -22,8 +23,8 @@ Rules (``RULES`` holds each one's seed citation):
 - ``result.expectation``, ``result.size``: for each sample call.
 - ``initialize.logged``: the server's stderr shows the client's protocol version and name.
 
-The description heuristic (``description.what_when_how``) looks for the four things seed 002
-§5.2 puts in a description, with plain word matching; it cannot tell a good description from
+The description heuristic (``description.what_when_how``) looks for the four things
+*Common mistakes › 5.2 Vague descriptions: the model does not call the tool* puts in a description, with plain word matching; it cannot tell a good description from
 a bad one that uses the right words, so its findings are advice and say what they looked for:
 
 - what data: a noun from the tool's name (``search_orders`` -> "order") appears in the text;
@@ -77,51 +78,69 @@ from servers.client import BASE_ENV_KEYS, Session, stdio_params, wire
 REQUIRED, ADVICE = "required", "advice"
 SERVER = "server"
 
-SEED_000 = "shared/seeds/000_99b6002e9d2fa51e.txt"
-SEED_002 = "shared/seeds/002_88507e95fbf07875.txt"
-SEED_004 = "shared/seeds/004_16e38cc9560e0e5c.txt"
+EXAM, MISTAKES, DOCS = "Exam guide", "Common mistakes", "Claude Code docs, MCP"
 
-# rule id -> (seed citation, severity)
+
+def cite(*places: tuple[str, str]) -> str:
+    """Citations as docs/sources.md writes them: "short name › section heading", joined by "; "."""
+    return "; ".join(f"{short} › {heading}" for short, heading in places)
+
+
+CHECKLIST = (MISTAKES, "Pre-launch checklist")
+READ_ONLY_MARK = (MISTAKES, "2.3 Tools without a read-only mark")
+VAGUE = (MISTAKES, "5.2 Vague descriptions: the model does not call the tool")
+AUTHORS = (DOCS, "Tool search for MCP server authors")
+LONG_NAMES = (DOCS, "Tools with names longer than 128 characters")
+SCHEMAS = (DOCS, "Tool input schemas")
+OUTPUT = (DOCS, "MCP output limits and warnings")
+
+# rule id -> (citation, severity)
 RULES: dict[str, tuple[str, str]] = {
-    "whitelist": (f"{SEED_002} §2.1 (lines 97-107), checklist line 249, FAQ lines 274-275", REQUIRED),
-    "annotations.present": (f"{SEED_002} §2.3 (lines 117-123), checklist line 256", REQUIRED),
-    "annotations.read_only": (f"{SEED_002} §2.3 (lines 117-123), checklist line 256", REQUIRED),
-    "annotations.retry_safety": (f"{SEED_004} lines 1494-1510", ADVICE),
-    "description.upfront_limit": (f"{SEED_004} lines 1601-1606", REQUIRED),
-    "description.deferred_limit": (f"{SEED_004} lines 1601-1606, 1616-1622", REQUIRED),
-    "description.keywords_first": (f"{SEED_004} line 1606; {SEED_002} §5.2 (lines 231-237)", ADVICE),
-    "description.what_when_how": (
-        f"{SEED_002} §5.2 (lines 231-237), checklist line 260; {SEED_000} §2.4 (line 21)",
-        ADVICE,
-    ),
-    "name.length": (f"{SEED_004} lines 1464-1468", REQUIRED),
-    "name.plugin_length": (f"{SEED_004} lines 677-681, 1464-1468", REQUIRED),
-    "schema.property_names": (f"{SEED_004} lines 1435-1446", REQUIRED),
-    "schema.valid": (f"{SEED_004} lines 1435-1446", REQUIRED),
-    "schema.root_combinator": (f"{SEED_004} lines 1422-1433", ADVICE),
-    "meta.values": (f"{SEED_004} lines 1398-1412, 1470-1474, 1616-1622", ADVICE),
-    "instructions.length": (f"{SEED_004} lines 1601-1606", REQUIRED),
+    "whitelist": (cite((MISTAKES, "2.1 The framework published private tools on its own"), CHECKLIST, (MISTAKES, "FAQ")), REQUIRED),
+    # The article says clients react differently to a tool without hints (ChatGPT treats it as one
+    # that may change data); requiring the hints on every tool is this course's policy.
+    "annotations.present": (cite(READ_ONLY_MARK, CHECKLIST), REQUIRED),
+    "annotations.read_only": (cite(READ_ONLY_MARK, CHECKLIST), REQUIRED),
+    "annotations.retry_safety": (cite((DOCS, "Marking tools that are safe to call twice")), ADVICE),
+    "description.upfront_limit": (cite(AUTHORS), REQUIRED),
+    "description.deferred_limit": (cite(AUTHORS, (DOCS, "Changing description length limits")), REQUIRED),
+    "description.keywords_first": (cite(AUTHORS, VAGUE), ADVICE),
+    "description.what_when_how": (cite(VAGUE, CHECKLIST, (EXAM, "What this section covers")), ADVICE),
+    "name.length": (cite(LONG_NAMES), REQUIRED),
+    "name.plugin_length": (cite((DOCS, "MCP servers provided by plugins"), LONG_NAMES), REQUIRED),
+    "schema.property_names": (cite(SCHEMAS), REQUIRED),
+    "schema.valid": (cite(SCHEMAS), REQUIRED),
+    "schema.root_combinator": (cite(SCHEMAS), ADVICE),
+    "meta.values": (cite(OUTPUT, (DOCS, "Requiring approval for a specific tool"), AUTHORS), ADVICE),
+    "instructions.length": (cite(AUTHORS), REQUIRED),
     "result.expectation": (
-        f"{SEED_000} taxonomy table (lines 36-43), isError (lines 45-56, 91-97); {SEED_002} §5.1 (lines 218-229)",
+        cite(
+            (EXAM, "Error category taxonomy"),
+            (EXAM, "The `isError` flag: schema and example"),
+            (MISTAKES, "5.1 Exceptions instead of statuses"),
+        ),
         REQUIRED,
     ),
-    "result.size": (f"{SEED_004} lines 1388-1391, 1398-1412; {SEED_002} §4.5 (lines 206-212)", REQUIRED),
-    "initialize.logged": (f"{SEED_002} §1.1 (line 51), FAQ lines 268-269, checklist line 261", ADVICE),
-    "tools.list": (f"{SEED_002} conclusion (line 282)", REQUIRED),
+    "result.size": (cite(OUTPUT, (MISTAKES, "4.5 A whole article in the answer eats the client's context")), REQUIRED),
+    "initialize.logged": (
+        cite((MISTAKES, '1.1 "Unrecognized field": client and server on different protocol versions'), (MISTAKES, "FAQ"), CHECKLIST),
+        ADVICE,
+    ),
+    "tools.list": (cite((MISTAKES, "FAQ")), REQUIRED),
 }
 
-# seed 004 lines 1603-1604 (defaults; CLAUDE_CODE_MAX_MCP_DESCRIPTION_LENGTH changes both, line 1612)
+# Claude Code docs, MCP › Tool search for MCP server authors (defaults; CLAUDE_CODE_MAX_MCP_DESCRIPTION_LENGTH changes both)
 UPFRONT_DESCRIPTION_LIMIT = 4_096
 DEFERRED_DESCRIPTION_LIMIT = 16_384
 KEYWORD_WINDOW = 100
-FULL_NAME_LIMIT = 128  # seed 004 line 1466
-PROPERTY_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # seed 004 line 1443, used with fullmatch
+FULL_NAME_LIMIT = 128  # Claude Code docs, MCP › Tools with names longer than 128 characters
+PROPERTY_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # Claude Code docs, MCP › Tool input schemas; used with fullmatch
 DRAFT_2020_12 = ("https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2020-12/schema#")
 ROOT_COMBINATORS = ("anyOf", "oneOf", "allOf")
-# seed 004 lines 1390 and 1400: results over this are saved to a file unless the tool raises it.
+# Claude Code docs, MCP › MCP output limits and warnings: results over this are saved to a file unless the tool raises it.
 RESULT_CHARS_LIMIT = 50_000
 RESULT_CHARS_CEILING = 500_000
-# seed 004 line 1391: longer error texts keep only their first and last 5,000 characters.
+# The same section: longer error texts keep only their first and last 5,000 characters.
 ERROR_TRUNCATION_CHARS = 11_000
 ERROR_KEPT_CHARS = 5_000
 MAX_RESULT_SIZE_KEY = "anthropic/maxResultSizeChars"
@@ -337,7 +356,7 @@ def mcp_json_params(
         raise CheckInputError(f"No MCP server named {name!r} for the project {project_dir} (servers found: {known}).")
     if server["type"] in REMOTE_TYPES:
         raise CheckInputError(f"{name!r} is a {server['type']} server at {server['url']}; check-server starts stdio servers only.")
-    # Claude Code sets CLAUDE_PROJECT_DIR in a server's environment (seed 000 line 156).
+    # Claude Code sets CLAUDE_PROJECT_DIR in a server's environment (Exam guide › Environment variable expansion).
     server_env = {"CLAUDE_PROJECT_DIR": str(project_dir), **server["env"]}
     return StdioServerParameters(command=server["command"], args=server["args"], env=server_env, cwd=project_dir)
 
@@ -446,8 +465,9 @@ def check_annotations(tool: dict[str, Any], read_only: Sequence[str] | None) -> 
                 "annotations.present",
                 name,
                 False,
-                f"The tool has {what}; clients treat an unmarked tool as one that may change data. Declare readOnlyHint "
-                "(and destructiveHint, idempotentHint) truthfully.",
+                f"The tool has {what}. Clients react differently to a tool without hints (ChatGPT, for one, treats it as one "
+                "that may change data and handles it more carefully); this course requires the hints on every tool. "
+                "Declare readOnlyHint (and destructiveHint, idempotentHint) truthfully.",
             )
         )
     says_read_only = hints.get("readOnlyHint") is True
@@ -548,7 +568,7 @@ def check_description(tool: dict[str, Any]) -> list[Finding]:
 
 
 def what_when_how(tool: dict[str, Any], nouns: Sequence[str]) -> Finding:
-    """The seed 002 §5.2 heuristic; see the module docstring for what it looks for."""
+    """The *Common mistakes › 5.2* heuristic; see the module docstring for what it looks for."""
     name = tool["name"]
     text = tool.get("description") or ""
     lowered = text.lower()
@@ -714,7 +734,7 @@ def check_sample(session: Session, sample: Sample, tools: Mapping[str, dict[str,
         ]
     except TimeoutError:
         return [finding("result.expectation", sample.tool, False, f"{call} did not answer within the session's timeout.")]
-    except Exception as exc:  # e.g. a result the client cannot parse as a CallToolResult
+    except Exception as exc:  # noqa: BLE001 - e.g. a result the client cannot parse: a finding, not a traceback
         return [finding("result.expectation", sample.tool, False, f"{call}: the client could not read the answer ({_describe(exc)}).")]
     return [expectation(call, sample, result), size_finding(call, sample.tool, result, tools[sample.tool])]
 
@@ -830,7 +850,7 @@ def list_tools(session: Session) -> list[dict[str, Any]]:
     tools: list[dict[str, Any]] = []
     cursor: str | None = None
     for _ in range(100):  # a paginator that never ends cannot hang the check
-        page = session._run(lambda: session.client.list_tools(cursor=cursor))
+        page = session._run(lambda cursor=cursor: session.client.list_tools(cursor=cursor))
         # envelope=True: for a tool, "_meta" is the tool's own metadata (maxResultSizeChars, alwaysLoad).
         tools.extend(wire(tool, envelope=True) for tool in page.tools)
         cursor = page.next_cursor
