@@ -1,8 +1,11 @@
 """``${VAR}`` and ``${VAR:-default}`` expansion in MCP server entries, as Claude Code does it.
 
-Source: shared/seeds/004_16e38cc9560e0e5c.txt lines 778-840 ("Подстановка переменных
-окружения в .mcp.json") and 115-119 (``CLAUDE_PROJECT_DIR``); where the seed is silent,
-Claude Code 2.1.332 as observed in docs/claude-code-conformance.md (sections 4 and 5).
+Source: *Claude Code docs, MCP › Environment variable expansion in `.mcp.json`* (with its
+Variables set to an empty string and How references are shown in `/mcp` and CLI output) and
+*Exam guide › Environment variable expansion*; where they are silent, Claude Code 2.1.332 as
+observed in docs/claude-code-conformance.md (sections 4 and 5). The exam guide says parsing fails
+when a variable is unset; Claude Code keeps the text and warns, and this model does what Claude
+Code does.
 
 - One pass of ``\\$\\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\\}``: a set value wins, even
   ``""``; else the default (literal text up to the first ``}``); else the reference stays
@@ -19,7 +22,7 @@ Claude Code 2.1.332 as observed in docs/claude-code-conformance.md (sections 4 a
   configurations substitute it, ``${CLAUDE_PLUGIN_ROOT}`` and ``${CLAUDE_PLUGIN_DATA}``.
 
 Names are compared case-insensitively for the credential sets. Claude Code's full list
-holds about a hundred names; this model keeps the ones the seed and the conformance
+holds about a hundred names; this model keeps the ones the docs and the conformance
 record name, and the patterns the record quotes.
 """
 
@@ -61,7 +64,7 @@ SESSION_SECRETS = frozenset(
 )
 SESSION_SECRET_PATTERNS = (re.compile(r"^OTEL_"), re.compile(r"^CLAUDE_CODE_ARTIFACT\w*_BASE_URL$"), re.compile(r"^CLAUDE_BG_"))
 
-# Read as empty toward a remote server (seed lines 808-819, conformance record section 5).
+# Read as empty toward a remote server (Claude Code docs, MCP › Environment variable expansion in `.mcp.json`; conformance record section 5).
 REMOTE_CREDENTIALS = SESSION_SECRETS | frozenset(
     {
         "ANTHROPIC_API_KEY",
@@ -147,14 +150,14 @@ CREDENTIAL_VARIABLES = REMOTE_CREDENTIALS
 PLUGIN_VARIABLES = ("CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA", "CLAUDE_PROJECT_DIR")
 
 EXPANDED_FIELDS = ("command", "args", "env", "url", "headers")
-# A plugin's placeholders also reach a remote server's headersHelper (seed lines 659-662).
+# A plugin's placeholders also reach a remote server's headersHelper (Claude Code docs, MCP › MCP servers provided by plugins).
 PLUGIN_FIELDS = (*EXPANDED_FIELDS, "headersHelper")
 REMOTE_FIELDS = ("url", "headers")
 
 
 def _bare(name: str) -> str:
     upper = name.upper()
-    return upper[len("INPUT_") :] if upper.startswith("INPUT_") else upper
+    return upper.removeprefix("INPUT_")
 
 
 def is_session_secret(name: str) -> bool:
@@ -222,7 +225,7 @@ def expand_text(
 
 def display(text: str) -> str:
     """A value as Claude Code displays it: every reference by its name, defaults dropped."""
-    return REFERENCE.sub(lambda m: "${%s}" % m.group(1), text)
+    return REFERENCE.sub(lambda m: "${" + m.group(1) + "}", text)
 
 
 def references(value: Any) -> list[str]:

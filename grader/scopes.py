@@ -1,10 +1,10 @@
 """Where Claude Code finds MCP servers, which definition wins, and what it says about the rest.
 
-Source: shared/seeds/004_16e38cc9560e0e5c.txt lines 63-290 (transports, ``url`` without
-``type``, ``type: "sdk"``, statuses, approvals, configuration warnings) and 613-777
-(plugins, scopes, storage, precedence, endpoint de-duplication), and the scopes table of
-shared/seeds/000_99b6002e9d2fa51e.txt. Where the seed is silent, Claude Code 2.1.332 as
-observed decides (docs/claude-code-conformance.md, "Rules to implement").
+Sources: *Claude Code docs, MCP* (Installing MCP servers, Server status, Approval of project
+servers and workspace trust, Configuration warnings, MCP servers provided by plugins, MCP
+installation scopes, Scope hierarchy and precedence) and *Exam guide › Scopes: local / project /
+user*. Where they are silent, Claude Code 2.1.332 as observed decides
+(docs/claude-code-conformance.md, "Rules to implement").
 
 Scopes, highest precedence first: managed servers, local (``projects[<key>]`` in
 ``~/.claude.json``, keyed by the project's git root), project (``.mcp.json`` in the
@@ -160,7 +160,7 @@ def read_plugin(root: Path) -> Plugin:
 
 def plugin_tool_name(plugin: str, server: str, tool: str) -> str:
     """``mcp__plugin_<plugin>_<server>__<tool>``, characters outside A-Z a-z 0-9 _ - replaced by _."""
-    clean = lambda s: re.sub(r"[^A-Za-z0-9_-]", "_", s)  # noqa: E731
+    clean = lambda s: re.sub(r"[^A-Za-z0-9_-]", "_", s)
     return f"mcp__plugin_{clean(plugin)}_{clean(server)}__{clean(tool)}"
 
 
@@ -236,7 +236,7 @@ def entry_type(name: str, scope: str, entry: Any, res: Resolution) -> str | None
 
 def whitespace_fields(entry: Mapping[str, Any]) -> list[str]:
     """Fields whose value or name has hidden leading or trailing whitespace, named as Claude Code names them."""
-    hidden = lambda s: isinstance(s, str) and s != s.strip()  # noqa: E731
+    hidden = lambda s: isinstance(s, str) and s != s.strip()
     found = [key for key in ("command", "url") if hidden(entry.get(key))]
     for i, arg in enumerate(entry.get("args") or []):
         if hidden(arg):
@@ -290,7 +290,7 @@ CANONICAL_PATH = re.compile(r"^(?:/(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-F]{2}
 
 def normalise_url(url: str) -> str:
     """Same endpoint when only scheme/host case, the scheme's default port, a trailing slash or a
-    ``#fragment`` differ (seed lines 770-773; conformance record section 7). A URL a browser
+    ``#fragment`` differ (*Claude Code docs, MCP › Scope hierarchy and precedence*; conformance record section 7). A URL a browser
     would rewrite (dot segments, odd escapes) is compared as written, less one trailing slash
     when it has no query.
     """
@@ -333,8 +333,8 @@ def approval(name: str, settings: Mapping[str, Any]) -> str:
     """A project server's approval: rejected beats approved beats pending.
 
     ``settings`` holds what counts: ``read_sources`` folds in ``disabledMcpjsonServers`` from
-    every file (seed line 256) and the enables only from files a cloned repository cannot
-    write for itself, unless the folder is trusted (seed lines 244-256).
+    every file and the enables only from files a cloned repository cannot write for itself,
+    unless the folder is trusted (*Claude Code docs, MCP › Approval of project servers and workspace trust*).
     """
     if name in listed(settings, "disabledMcpjsonServers"):
         return "rejected"
@@ -368,7 +368,7 @@ def effective_settings(home: Path, project: Path, local_entry: Mapping[str, Any]
         settings_file(Path(project) / ".claude" / name, f".claude/{name}") for name in ("settings.json", "settings.local.json")
     ]
     trusted = local_entry.get("hasTrustDialogAccepted") is True
-    # Your own configuration folder needs no trust dialog (seed line 254).
+    # Your own configuration folder needs no trust dialog (Claude Code docs, MCP › Approval of project servers and workspace trust).
     own_folder = Path(project_key(project)) in (Path(home).resolve(), config_dir(home, env).resolve().parent)
     sources = [user, local_entry, *project_files]
     if trusted:
@@ -503,7 +503,7 @@ def resolve_sources(
         conflict_warning(name, defs, expand_for, res)
 
     # 3. Plugins, then connectors, are dropped when they point at an endpoint that an enabled
-    #    server above already uses (seed line 770): not a pending or rejected project server,
+    #    server above already uses (Claude Code docs, MCP › Scope hierarchy and precedence): not a pending or rejected project server,
     #    not one disabled for this project, not an empty-url placeholder.
     def enabled(c: Candidate) -> bool:
         if c.scope == PROJECT and approval(c.name, settings) != "approved":
@@ -595,7 +595,7 @@ def describe_winner(c: Candidate, expanded, settings: Mapping[str, Any], res: Re
             server["status"] = "not_configured"
             res.explanations.append(f"`{c.name}` has an empty url: it is listed as not configured and never connected.")
         elif not is_absolute_url(server["url"].strip()):
-            res.warn(c.name, c.scope, "invalid_url", f"'url' is not a valid URL. Update the server's config and reconnect.")
+            res.warn(c.name, c.scope, "invalid_url", "'url' is not a valid URL. Update the server's config and reconnect.")
     else:
         server["command"] = expanded.entry["command"]
         server["args"] = expanded.entry.get("args") or []

@@ -1,6 +1,6 @@
 """Lab 2's visible checks: the learner's expander, resolver and configuration on fixed cases.
 
-Every case's answer is written out here, as Claude Code gives it (Claude Code's MCP reference and the
+Every case's answer is written out here, as Claude Code gives it (*Claude Code docs, MCP* and the
 lab's rules), never computed: these checks ship to learners. Each table holds the traps of its skill:
 an empty value that counts as set, a default holding ``:`` or ``$``, names that only look like
 references, values that themselves hold references, credentials toward a remote server, scopes
@@ -52,7 +52,7 @@ EXPAND_UNSET = (
     ("${HOST}:${PORT}", {"HOST": "db"}, False, "db:${PORT}", "An unset variable stays literal beside one that expands"),
 )
 EXPAND_EMPTY = (
-    ("${API_BASE_URL:-https://api.example.com}/mcp", {"API_BASE_URL": ""}, False, "/mcp", "The seed's example"),
+    ("${API_BASE_URL:-https://api.example.com}/mcp", {"API_BASE_URL": ""}, False, "/mcp", "The docs' example of an empty API_BASE_URL"),
     ("${A:-d}", {"A": ""}, False, "", "An empty string is a value"),
     ("x${A:-d}y", {"A": ""}, True, "xy", "An empty string is a value in a remote url/headers too"),
 )

@@ -7,12 +7,11 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from labtests import write_json
 
 from grader.cli import main
-from labtests import write_json
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "ghp_resolved_secret_value_123"
@@ -25,8 +24,8 @@ GITHUB = {
 }
 
 
-def seed_example(home: Path, project: Path) -> None:
-    """The .mcp.json of seed 000 (lines 121-145), plus a user and a local `github`."""
+def guide_example(home: Path, project: Path) -> None:
+    """The .mcp.json of *Exam guide › The `.mcp.json` schema (with an example)*, plus a user and a local `github`."""
     write_json(
         project / ".mcp.json",
         {
@@ -65,7 +64,7 @@ def assert_one_line_error(err: str, *fragments: str) -> None:
 
 
 def test_resolve_prints_servers_skipped_and_warnings_as_json(home: Path, project: Path, capsys) -> None:
-    seed_example(home, project)
+    guide_example(home, project)
 
     code, out, err = run(capsys, "--home", str(home), "--project", str(project), "--env", f"GITHUB_PERSONAL_ACCESS_TOKEN={SECRET}")
 
@@ -127,7 +126,7 @@ def test_only_the_given_environment_is_used(home: Path, project: Path, capsys, m
 
 
 def test_readable_shows_references_by_name_never_the_secret_and_explains(home: Path, project: Path, capsys) -> None:
-    seed_example(home, project)
+    guide_example(home, project)
 
     code, out, _ = run(
         capsys,
@@ -239,7 +238,7 @@ def test_a_servers_key_instead_of_mcp_servers_exits_2_naming_both_keys(home: Pat
 
 
 def test_readable_shows_only_the_host_of_a_managed_server(home: Path, project: Path, tmp_path: Path, capsys) -> None:
-    # Seed line 836: for a managedMcpServers server these views show only the URL's host.
+    # Claude Code docs, MCP › How references are shown in `/mcp` and CLI output: for a managedMcpServers server these views show only the URL's host.
     managed = write_json(
         tmp_path / "managed.json",
         {"managedMcpServers": {"corp": {"type": "http", "url": "https://mcp.corp.example.com/tenants/${TENANT_ID}/mcp"}}},
@@ -303,11 +302,11 @@ def test_python_m_grader_resolve_runs_end_to_end(home: Path, project: Path, tmp_
 
     ok = subprocess.run(
         [sys.executable, "-m", "grader", "resolve", "--home", str(home), "--project", str(project)],
-        cwd=REPO, env=environment, capture_output=True, text=True, timeout=60,
+        check=False, cwd=REPO, env=environment, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     broken = subprocess.run(
         [sys.executable, "-m", "grader", "resolve", "--home", str(tmp_path / "absent"), "--project", str(project)],
-        cwd=REPO, env=environment, capture_output=True, text=True, timeout=60,
+        check=False, cwd=REPO, env=environment, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
 
     assert ok.returncode == 0, ok.stderr

@@ -1,17 +1,16 @@
-"""``${VAR}`` expansion in MCP server entries (shared/seeds/004_16e38cc9560e0e5c.txt lines 778-840)."""
+"""``${VAR}`` expansion in MCP server entries (Claude Code docs, MCP › Environment variable expansion in `.mcp.json`)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-import pytest
 
 from grader.expansion import (
     CREDENTIAL_VARIABLES,
     EXPANDED_FIELDS,
-    REFERENCE,
     PLUGIN_FIELDS,
+    REFERENCE,
     Expanded,
     display,
     expand_entry,
@@ -48,7 +47,7 @@ def test_an_unset_variable_with_default_takes_the_default_and_is_not_missing() -
 
 
 def test_a_variable_set_to_the_empty_string_counts_as_set_and_ignores_its_default() -> None:
-    # Seed lines 807-810: API_BASE_URL="" turns the example url into /mcp.
+    # Claude Code docs, MCP › Variables set to an empty string: API_BASE_URL="" turns the example url into /mcp.
     assert expand_text("${API_BASE_URL:-https://api.example.com}/mcp", {"API_BASE_URL": ""}) == "/mcp"
 
 
@@ -140,10 +139,10 @@ def test_credential_variables_expand_normally_when_not_blanking() -> None:
     assert expand_text("${ANTHROPIC_API_KEY}", {"ANTHROPIC_API_KEY": "sk-ant-1"}) == "sk-ant-1"
 
 
-def test_the_seed_credential_names_are_all_covered() -> None:
-    # Seed lines 815-819 name these; the provider base URL is deliberately not one of them.
-    seed = {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", "HTTPS_PROXY", "NPM_TOKEN"}
-    assert seed <= CREDENTIAL_VARIABLES
+def test_the_credential_names_the_docs_give_are_all_covered() -> None:
+    # Claude Code docs, MCP › Environment variable expansion in `.mcp.json` names these; the provider base URL is deliberately not one of them.
+    named = {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "AWS_BEARER_TOKEN_BEDROCK", "HTTPS_PROXY", "NPM_TOKEN"}
+    assert named <= CREDENTIAL_VARIABLES
     assert "ANTHROPIC_BASE_URL" not in CREDENTIAL_VARIABLES
     assert "API_KEY" not in CREDENTIAL_VARIABLES
 
@@ -197,8 +196,8 @@ def test_the_provider_base_url_still_expands_in_a_remote_url() -> None:
 
 
 def test_a_provider_base_url_carrying_a_password_never_reaches_the_remote_server() -> None:
-    # Seed line 821: "${ANTHROPIC_BASE_URL}/mcp" works "если только само значение URL не
-    # содержит учётные данные, например имя пользователя и пароль".
+    # Claude Code docs, MCP › Environment variable expansion in `.mcp.json`: "${ANTHROPIC_BASE_URL}/mcp"
+    # works "unless the URL value itself contains credentials, such as a user name and password".
     result = expand_entry(
         {"type": "http", "url": "${ANTHROPIC_BASE_URL}/mcp"},
         {"ANTHROPIC_BASE_URL": "https://user:hunter2@gateway.example.com"},
@@ -247,7 +246,7 @@ def test_a_non_credential_name_expands_in_remote_headers() -> None:
     assert result.entry["headers"] == {"Authorization": "Bearer k-123"}
 
 
-def test_the_seed_example_entry_expands_url_and_header() -> None:
+def test_the_docs_example_entry_expands_url_and_header() -> None:
     entry = {
         "type": "http",
         "url": "${API_BASE_URL:-https://api.example.com}/mcp",
@@ -357,7 +356,7 @@ def test_credential_names_any_case_input_prefixed_or_by_pattern_read_as_empty_to
      "DB_PASSWORD", "AWS_ACCESS_KEY_ID", "INPUT_HF_TOKEN", "INPUT_API_KEY"],
 )  # fmt: skip
 def test_names_outside_the_credential_set_expand_toward_a_remote_server(name: str) -> None:
-    # Conformance record section 5, "EXPANDED" list; seed line 823 (API_KEY).
+    # Conformance record section 5, "EXPANDED" list; Claude Code docs, MCP › Environment variable expansion in `.mcp.json` (API_KEY).
     result = remote_header(name, {name: "v1"})
 
     assert result.entry["url"] == "https://h.example.com/mcp?k=v1"

@@ -595,7 +595,7 @@ def test_a_failure_message_says_what_was_expected_and_what_came_back() -> None:
     results = grade(code, {"expand_empty_is_set", "expand_unseen_values"})
 
     assert results["expand_empty_is_set"].message == (
-        "The seed's example: expanding '${API_BASE_URL:-https://api.example.com}/mcp' in a value with env "
+        "The docs' example of an empty API_BASE_URL: expanding '${API_BASE_URL:-https://api.example.com}/mcp' in a value with env "
         "{'API_BASE_URL': ''} must give '/mcp'; yours gives 'https://api.example.com/mcp'."
     )
     assert "env={'V': ''}" in results["expand_unseen_values"].message

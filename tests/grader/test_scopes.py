@@ -1,7 +1,7 @@
 """Scopes, precedence, approvals, skips, warnings and endpoint de-duplication.
 
-Source: shared/seeds/004_16e38cc9560e0e5c.txt lines 63-290 and 613-840, and the scopes
-section of shared/seeds/000_99b6002e9d2fa51e.txt (lines 101-116).
+Sources: *Claude Code docs, MCP* (Installing MCP servers to How references are shown in `/mcp` and
+CLI output) and *Exam guide › Scopes: local / project / user*.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from labtests import write_json
 
 from grader.scopes import (
     PRECEDENCE,
@@ -29,7 +30,6 @@ from grader.scopes import (
     resolve,
     resolve_sources,
 )
-from labtests import write_json
 
 # --- building the files in tmp_path ---------------------------------------------------------
 
@@ -379,7 +379,7 @@ def test_only_project_servers_carry_an_approval(home: Path, project: Path) -> No
 
 
 def test_a_committed_project_settings_file_cannot_approve_its_own_servers(home: Path, project: Path) -> None:
-    # Seed lines 246-247: approvals committed in the project's .claude/settings.json are ignored.
+    # Claude Code docs, MCP › Approval of project servers and workspace trust: approvals committed in the project's .claude/settings.json are ignored.
     mcp_json(project, {"jira": http("https://j/mcp")})
     write_json(project / ".claude" / "settings.json", {"enableAllProjectMcpServers": True})
 
@@ -387,7 +387,7 @@ def test_a_committed_project_settings_file_cannot_approve_its_own_servers(home: 
 
 
 def test_disabled_mcpjson_servers_in_the_project_settings_still_rejects(home: Path, project: Path) -> None:
-    # Seed line 256: "Запись disabledMcpjsonServers в любом файле настроек по-прежнему отклоняет сервер."
+    # Claude Code docs, MCP › Approval of project servers and workspace trust: "A disabledMcpjsonServers entry in any settings file still rejects the server."
     mcp_json(project, {"jira": http("https://j/mcp")})
     settings(home, enableAllProjectMcpServers=True)
     write_json(project / ".claude" / "settings.json", {"disabledMcpjsonServers": ["jira"]})
@@ -414,7 +414,7 @@ APPROVED = {"a": "approved", "b": "approved", "c": "approved"}
 def test_the_project_settings_files_approve_only_once_the_folder_is_trusted(
     home: Path, project: Path, file: str, trusted: bool, expected: dict
 ) -> None:
-    # Seed lines 244-254; conformance record section 6.
+    # Claude Code docs, MCP › Approval of project servers and workspace trust; conformance record section 6.
     mcp_json(project, THREE)
     write_json(project / ".claude" / file, {"enableAllProjectMcpServers": True})
     trust(home, project, trusted)
@@ -454,7 +454,7 @@ def test_trust_is_read_under_the_git_root_key(home: Path, tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("where", ["settings.json", "settings.local.json", "claude.json"])
 def test_disabled_mcpjson_servers_from_any_untrusted_source_rejects(home: Path, project: Path, where: str) -> None:
-    # Seed line 256: "Запись disabledMcpjsonServers в любом файле настроек по-прежнему отклоняет сервер."
+    # Claude Code docs, MCP › Approval of project servers and workspace trust: "A disabledMcpjsonServers entry in any settings file still rejects the server."
     mcp_json(project, THREE)
     settings(home, enableAllProjectMcpServers=True)
     if where == "claude.json":
@@ -466,8 +466,8 @@ def test_disabled_mcpjson_servers_from_any_untrusted_source_rejects(home: Path, 
 
 
 def test_the_home_folders_own_settings_local_json_approves_without_trust(home: Path) -> None:
-    # Seed line 254: the wait for the trust dialog does not apply when the folder is "вашим
-    # домашним каталогом"; conformance record section 6, last row (cwd = HOME,
+    # Claude Code docs, MCP › Approval of project servers and workspace trust: the wait for the trust dialog does not apply when the folder is
+    # "your home directory"; conformance record section 6, last row (cwd = HOME,
     # ~/.claude/settings.local.json enableAll -> Connected).
     mcp_json(home, THREE)
     write_json(home / ".claude" / "settings.local.json", {"enableAllProjectMcpServers": True})
@@ -529,7 +529,7 @@ def test_read_sources_merges_the_approval_settings_from_the_right_files(home: Pa
 
 
 def test_a_url_without_type_is_skipped_with_claude_codes_message(home: Path, project: Path) -> None:
-    # Seed line 83; the CLI prefixes it with "Skipped — " (conformance record, section 3).
+    # Claude Code docs, MCP › Installing MCP servers; the CLI prefixes it with "Skipped — " (conformance record, section 3).
     mcp_json(project, {"x": {"url": "https://x.example.com/mcp"}})
 
     res = resolve(home, project, {})
@@ -544,7 +544,7 @@ def test_a_url_without_type_is_skipped_with_claude_codes_message(home: Path, pro
     ]
 
 
-def test_an_sdk_entry_is_skipped_with_the_seed_message(home: Path, project: Path) -> None:
+def test_an_sdk_entry_is_skipped_with_the_docs_message(home: Path, project: Path) -> None:
     claude_json(home, user={"inproc": {"type": "sdk", "name": "inproc"}})
 
     res = resolve(home, project, {})
@@ -555,7 +555,7 @@ def test_an_sdk_entry_is_skipped_with_the_seed_message(home: Path, project: Path
     )
 
 
-def test_the_reserved_names_are_those_of_the_seed() -> None:
+def test_the_reserved_names_are_those_of_the_docs() -> None:
     assert RESERVED_NAMES == {"workspace", "claude-in-chrome", "computer-use", "Claude Preview", "Claude Browser"}
 
 
@@ -583,7 +583,7 @@ def test_a_reserved_name_is_skipped_in_every_scope(scope: str) -> None:
     ]
 
 
-@pytest.mark.parametrize("name", ["my server", "bad.name", "слон", "x/y", "github\n"])
+@pytest.mark.parametrize("name", ["my server", "bad.name", "日本語", "x/y", "github\n"])
 def test_a_name_with_characters_outside_letters_digits_hyphen_underscore_loads_without_a_warning(
     home: Path, project: Path, name: str
 ) -> None:
@@ -699,7 +699,7 @@ def test_a_whitespace_only_url_is_not_configured_and_warned_about_its_whitespace
 
 
 def test_a_url_that_expands_to_a_relative_path_is_warned_as_invalid(home: Path, project: Path) -> None:
-    # Seed lines 809-810: API_BASE_URL="" makes the url /mcp, reported as 'url' is not a valid URL.
+    # Claude Code docs, MCP › Variables set to an empty string: API_BASE_URL="" makes the url /mcp, reported as 'url' is not a valid URL.
     mcp_json(project, {"api-server": http("${API_BASE_URL:-https://api.example.com}/mcp")})
 
     res = resolve(home, project, {"API_BASE_URL": ""})
@@ -903,7 +903,7 @@ def test_references_expand_the_same_way_in_every_scope(scope: str) -> None:
 
 
 def test_claude_project_dir_in_mcp_json_needs_a_default_and_the_warning_says_so(home: Path, project: Path) -> None:
-    # Seed line 119: CLAUDE_PROJECT_DIR lives in the server's environment, not Claude Code's.
+    # Claude Code docs, MCP › Installing MCP servers: CLAUDE_PROJECT_DIR lives in the server's environment, not Claude Code's.
     mcp_json(project, {"fs": stdio("node", "${CLAUDE_PROJECT_DIR}/server.js")})
 
     res = resolve(home, project, {})
@@ -1159,8 +1159,8 @@ def test_a_rejected_project_server_does_not_block_a_plugin_with_its_endpoint(hom
 
 
 def test_a_pending_project_server_does_not_block_a_plugin_with_its_endpoint(home: Path, project: Path, tmp_path: Path) -> None:
-    # Seed line 770: a plugin duplicates an *enabled* server above it ("включённый сервер
-    # выше"). Claude Code 2.1.332 keeps plugin:p:x beside a pending .mcp.json server with the
+    # Claude Code docs, MCP › Scope hierarchy and precedence: a plugin duplicates an *enabled*
+    # server above it. Claude Code 2.1.332 keeps plugin:p:x beside a pending .mcp.json server with the
     # same url, and suppresses it beside an approved one (`claude mcp list`, checked offline).
     mcp_json(project, {"jira": http("https://mcp.atlassian.com/v1/sse")})
     root = make_plugin(tmp_path / "p", {"jira": http("https://mcp.atlassian.com/v1/sse")}, name="p")
@@ -1175,7 +1175,7 @@ def test_a_pending_project_server_does_not_block_a_plugin_with_its_endpoint(home
 def test_a_server_disabled_for_this_project_does_not_block_a_plugin_with_its_endpoint(
     home: Path, project: Path, tmp_path: Path
 ) -> None:
-    # Seed line 770 ("включённый сервер выше"); Claude Code 2.1.332 lists both the
+    # Claude Code docs, MCP › Scope hierarchy and precedence ("an enabled server above"); Claude Code 2.1.332 lists both the
     # "⊘ Disabled for this project" user server and the plugin server with its url.
     write_json(
         home / ".claude.json",

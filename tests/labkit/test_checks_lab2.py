@@ -48,7 +48,7 @@ def test_a_failure_shows_the_input_and_what_was_expected() -> None:
 
     assert not result.passed
     assert result.message == (
-        "The seed's example: expanding '${API_BASE_URL:-https://api.example.com}/mcp' in a value with env "
+        "The docs' example of an empty API_BASE_URL: expanding '${API_BASE_URL:-https://api.example.com}/mcp' in a value with env "
         "{'API_BASE_URL': ''} must give '/mcp'; yours gives 'https://api.example.com/mcp'."
     )
 
