@@ -5,7 +5,7 @@ Tool logic lives in plain functions that return results in wire format (see
 pydantic model for its input. Arguments that fail that model come back as a
 ``validation`` error result, never as a crash or a protocol error: JSON-RPC errors
 are kept for what the spec reserves them for, an unknown tool
-(shared/seeds/000_99b6002e9d2fa51e.txt, "Флаг isError").
+(*Exam guide › The isError flag: schema and example*).
 """
 
 from __future__ import annotations
@@ -19,10 +19,9 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from pydantic import BaseModel, ValidationError
-
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ValidationError
 
 log = logging.getLogger("servers")
 
@@ -214,7 +213,7 @@ def build_server(
 class ConnectionLog:
     """Log who connected, once per connection: the protocol version and the client's name and version.
 
-    The pitfalls article's advice (shared/seeds/002_88507e95fbf07875.txt, section 1.1): when a client
+    *Common mistakes › 1.1 "Unrecognized field": client and server on different protocol versions*: when a client
     cannot connect, this line tells which client and which protocol version it spoke. The client
     introduces itself in ``initialize`` (handshake era) or in every request's ``_meta`` (2026 era).
     """
