@@ -60,7 +60,8 @@ def describe_server(name: str, server: dict, written: dict) -> list[str]:
     status += {"not_configured": ", not configured", "disabled": ", disabled for this project"}.get(server.get("status"), "")
     lines = [f"{name}  ({server['scope']} scope, {server['type']}{status})"]
     if "url" in server and server["scope"] == "managed":
-        # For an organisation's managed server Claude Code shows only the URL's host (seed line 836).
+        # For an organisation's managed server Claude Code shows only the URL's host
+        # (Claude Code docs, MCP › How references are shown in /mcp and CLI output).
         lines.append(f"  host: {urlsplit(written.get('url', '')).hostname or '(none)'}")
     elif "url" in server:
         lines.append(f"  url: {display(written.get('url', ''))}")

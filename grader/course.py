@@ -12,6 +12,7 @@ gradebook, formgrader, feedback and export work unchanged.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
@@ -36,6 +37,9 @@ from traitlets.config import Config
 from grader.grading import CALL_TIMEOUT_SECONDS, grade_code
 from grader.labs import LAB_MODULES, lab_checks
 from grader.notebook import answer_code
+from grader.quizzes import UnknownQuiz, is_quiz, quiz
+from grader.quizzes.grading import Verdict, breakdown_html, breakdown_text
+from grader.quizzes.grading import grade as grade_quiz
 from labkit.checking import CheckResult, as_shown, exception_words, neutral
 
 COURSE_ID = "mcp-claude-code"  # the id labs/nbgrader_config.py gives this repository's course; the engine reads the configured one
@@ -55,6 +59,32 @@ def verdict_outputs(result: CheckResult) -> list:
         new_output("stream", name="stdout", text=result.line() + "\n"),
         new_output("execute_result", data={"text/plain": repr(float(result.score))}, execution_count=1),
     ]
+
+
+def quiz_verdict_outputs(verdict: Verdict) -> list:
+    """A quiz question's outputs: the verdict and its explanation (Markdown, and as text), and the score as its result."""
+    return [
+        new_output("display_data", data={"text/markdown": verdict.markdown(), "text/plain": verdict.text()}),
+        new_output("execute_result", data={"text/plain": repr(float(verdict.score))}, execution_count=1),
+    ]
+
+
+SUMMARY_ID = "summary"  # the grade id of a quiz notebook's last, locked cell: the points per theme (grader.quizzes.build)
+
+
+def quiz_questions(lab: str) -> list[str] | None:
+    """A quiz's question ids in order (its graded cells); None for a lab."""
+    return [q.id for q in quiz(lab).questions] if is_quiz(lab) else None
+
+
+def graded_order(lab: str) -> list[str]:
+    """The grade ids of the assignment's graded cells, in notebook order: a lab's checks, or a quiz's questions."""
+    questions = quiz_questions(lab)
+    return questions if questions is not None else list(lab_checks(lab).checks)
+
+
+def knows(lab: str) -> bool:
+    return lab in LAB_MODULES or is_quiz(lab)
 
 
 class GradingFailed(RuntimeError):
@@ -101,8 +131,32 @@ class TrustedChecks(NbGraderPreprocessor):
             return result
         return replace(result, message=neutral(result.message, {self.course_root: "<course>"}))
 
+    def grade_quiz(self, name: str, nb):
+        """A quiz: each answer cell read without running it, its verdict written into it; the points per theme in
+        the last cell."""
+        try:
+            questions = quiz(name)
+        except UnknownQuiz as exc:
+            raise GradingFailed(f"The grader has no questions for {name} ({exc})") from None
+        cells = {c.metadata.nbgrader["grade_id"]: c for c in graded_cells(nb)}
+        verdicts = grade_quiz(questions, {grade_id: cell.source for grade_id, cell in cells.items()})
+        for verdict in verdicts:
+            cell = cells.get(verdict.question.id)
+            if cell is not None:
+                cell.outputs = quiz_verdict_outputs(verdict)
+                cell.execution_count = 1
+        summary = next((c for c in nb.cells if nbgrader_meta(c).get("grade_id") == SUMMARY_ID and c.cell_type == "code"), None)
+        if summary is None:  # the learner took it out: the breakdown is shown all the same
+            summary = new_code_cell("# Your points per theme")
+            nb.cells.append(summary)
+        summary.outputs = [new_output("display_data", data={"text/html": breakdown_html(verdicts), "text/plain": breakdown_text(verdicts)})]
+        summary.execution_count = 1
+
     def preprocess(self, nb, resources):
         lab = resources["nbgrader"]["assignment"]
+        if is_quiz(lab):
+            self.grade_quiz(lab, nb)
+            return nb, resources
         cells = graded_cells(nb)
         if lab not in LAB_MODULES:
             for cell in cells:
@@ -134,7 +188,7 @@ class ForgetForgedGradedCells(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         lab = resources["nbgrader"]["assignment"]
-        known = set(lab_checks(lab).checks) if lab in LAB_MODULES else None
+        known = set(graded_order(lab)) if knows(lab) else None
         seen: set[str] = set()
         for cell in nb.cells:
             meta = nbgrader_meta(cell)
@@ -157,13 +211,15 @@ class RestoreGradedCells(NbGraderPreprocessor):
         from nbgrader.api import Gradebook
 
         lab = resources["nbgrader"]["assignment"]
-        if lab not in LAB_MODULES:
+        if not knows(lab):
             return nb, resources
         with Gradebook(resources["nbgrader"]["db_url"]) as gb:
             source = gb.find_notebook(resources["nbgrader"]["notebook"], lab)
             points = {cell.name: cell.max_score for cell in source.grade_cells}
             texts = {cell.name: cell.source for cell in source.source_cells if cell.cell_type == "code"}
-        order = [name for name in lab_checks(lab).checks if name in points and name in texts]
+            checksums = {cell.name: cell.checksum for cell in source.source_cells}
+        answered_here = is_quiz(lab)  # a quiz's graded cell is its answer cell, put back as released: not answered
+        order = [name for name in graded_order(lab) if name in points and name in texts]
         for position, name in enumerate(order):
             where = {nbgrader_meta(c).get("grade_id"): i for i, c in enumerate(nb.cells) if nbgrader_meta(c).get("grade")}
             if name in where:
@@ -173,8 +229,11 @@ class RestoreGradedCells(NbGraderPreprocessor):
             at = before[-1] + 1 if before else (after[0] if after else len(nb.cells))
             cell = new_code_cell(texts[name])
             cell.metadata["nbgrader"] = {
-                "grade": True, "grade_id": name, "locked": True, "points": points[name], "schema_version": 3, "solution": False,
+                "grade": True, "grade_id": name, "locked": not answered_here, "points": points[name], "schema_version": 3,
+                "solution": answered_here,
             }
+            if answered_here and checksums.get(name):
+                cell.metadata["nbgrader"]["checksum"] = checksums[name]
             nb.cells.insert(at, cell)
             self.log.warning("The graded cell %s was missing; it was put back from the release.", name)
         return nb, resources
@@ -209,6 +268,21 @@ class ClearSolutionsToStartingCode(ClearSolutions):
         return super().preprocess_cell(cell, resources, cell_index)
 
 
+class SaveCheckGrades(SaveAutoGrades):
+    """nbgrader's SaveAutoGrades, except that a quiz's answer cell (an answer cell that is graded, which nbgrader
+    leaves to a person) is scored from its verdict's result, as a check's graded cell is."""
+
+    def _add_score(self, cell, resources):
+        if not (utils.is_solution(cell) and is_quiz(resources["nbgrader"]["assignment"])):
+            return super()._add_score(cell, resources)
+        grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id, self.assignment_id, self.student_id)
+        as_check = copy.deepcopy(cell)
+        as_check.metadata.nbgrader["solution"] = False
+        grade.auto_score, _ = utils.determine_grade(as_check, self.log)
+        grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
+        self.gradebook.db.commit()
+
+
 def release_preprocessors() -> list:
     """nbgrader's release steps, with ClearSolutions replaced by ClearSolutionsToStartingCode."""
     return [ClearSolutionsToStartingCode if step is ClearSolutions else step for step in GenerateAssignment.class_traits()["preprocessors"].default()]
@@ -232,7 +306,7 @@ def configure(c: Config) -> Config:
         TrustedChecks,
         ClearMetadataPreprocessor,
         LimitOutput,
-        SaveAutoGrades,
+        SaveCheckGrades,
         AssignLatePenalties,
         CheckCellMetadata,
     ]

@@ -37,6 +37,17 @@ from grader.course import configure
 from grader.grading import grade_code
 from grader.labs import LAB_MODULES, UnknownLab
 from grader.notebook import NotANotebook, answer_code, read_notebook
+from grader.quizzes import QUIZ_MODULES, UnknownQuiz, is_quiz
+
+# What the course can grade: the labs, then the quizzes and the mock exam (grader.quizzes).
+ASSIGNMENTS = [*sorted(LAB_MODULES), *QUIZ_MODULES]
+
+
+def quiz_answers(nb) -> str:
+    """A quiz submission's answers as text (each graded cell's grade id and source): what its grading depends on."""
+    from grader.course import graded_cells
+
+    return json.dumps([[c.metadata.nbgrader.get("grade_id"), c.source] for c in graded_cells(nb)], ensure_ascii=False)
 from labkit.checking import capped, exception_words, neutral
 
 REPO = Path(__file__).resolve().parents[1]
@@ -149,7 +160,9 @@ class Course:
         return Path(self.settings.setting("Exchange", "root", Exchange.class_traits()["root"].default_value))
 
     def labs(self) -> list[str]:
-        return sorted(p.name for p in (self.root / "source").iterdir() if p.is_dir() and p.name in LAB_MODULES)
+        """The labs, then the quizzes, that the course's source/ folder holds."""
+        found = {p.name for p in (self.root / "source").iterdir() if p.is_dir()}
+        return [name for name in ASSIGNMENTS if name in found]
 
     def nbgrader_config(self, call_timeout: float | None = None, require_sandbox: bool = False) -> Config:
         """The course's configuration, and on top of it only what the engine needs: its steps
@@ -180,8 +193,11 @@ class Course:
         return NbGraderAPI(coursedir=coursedir, config=config)
 
     def check_lab(self, lab: str) -> None:
-        if lab not in LAB_MODULES:
-            raise PipelineError(f"{UnknownLab(lab)} Check the spelling and run the command again with one of them.")
+        if lab not in ASSIGNMENTS:
+            raise PipelineError(
+                f"{UnknownLab(lab)} Quizzes: {', '.join(QUIZ_MODULES)}. Check the spelling and run the command again "
+                "with one of them."
+            )
         if not (self.root / "source" / lab).is_dir():
             raise PipelineError(
                 f"Lab {lab!r} has no folder in {self.root / 'source'}. Pass --course with the course that holds it."
@@ -190,8 +206,12 @@ class Course:
     # --- release -------------------------------------------------------------------------
 
     def validate_source(self, lab: str) -> None:
-        """Refuse to release a lab whose own solution does not earn every point."""
+        """Refuse to release a lab whose own solution does not earn every point, or a quiz whose notebook is not the
+        one its questions make (``python -m grader.quizzes.build``)."""
         notebook = self.root / "source" / lab / f"{lab}.ipynb"
+        if is_quiz(lab):
+            self.validate_quiz(lab, notebook)
+            return
         results = grade_code(lab, answer_code(read_notebook(notebook)))
         failed = [r for r in results if not r.passed]
         if failed:
@@ -199,6 +219,27 @@ class Course:
             raise PipelineError(
                 f"The solution in {notebook} fails its own checks, so {lab} was not released: {lines}. "
                 "Fix the solution's answer cells and release again."
+            )
+
+    def validate_quiz(self, name: str, notebook: Path) -> None:
+        from grader.quizzes import quiz
+        from grader.quizzes.build import build_notebook
+
+        try:
+            questions = quiz(name)
+        except UnknownQuiz as exc:
+            raise PipelineError(f"{exc} So {name} was not released.") from None
+        try:
+            held = read_notebook(notebook)
+        except NotANotebook as exc:
+            raise PipelineError(f"{exc} Write it with `python -m grader.quizzes.build {name}`, then release again.") from None
+        fresh = build_notebook(questions)
+        if [(c.cell_type, c.source, c.metadata.get("nbgrader")) for c in held.cells] != [
+            (c.cell_type, c.source, c.metadata.get("nbgrader")) for c in fresh.cells
+        ]:
+            raise PipelineError(
+                f"{notebook} is not the notebook {name}'s questions make (they changed since it was written?), so "
+                f"{name} was not released: run `python -m grader.quizzes.build {name}`, then release again."
             )
 
     def release(self, labs: list[str] | None = None) -> list[Path]:
@@ -399,7 +440,7 @@ class Course:
             detail = f" ({'; '.join(f'{p.student}/{p.lab}: {p.message}' for p in problems)})" if problems else ""
             raise PipelineError(
                 f"{submissions} holds no submissions{detail}. Lay it out as <student>/<lab>/<lab>.ipynb, "
-                f"with labs among: {', '.join(sorted(LAB_MODULES))}."
+                f"with labs among: {', '.join(ASSIGNMENTS)}."
             )
         if not in_place:
             pairs = []
@@ -482,7 +523,7 @@ class Course:
                 problem(student, "-", f"the folder {student} cannot be read ({exc.strerror or exc}): make it readable, then autograde again.")
                 continue
             refused = _refused_student_id(student)
-            if student.startswith(".") and not any(p.is_dir() and p.name in LAB_MODULES for p in labs):
+            if student.startswith(".") and not any(p.is_dir() and p.name in ASSIGNMENTS for p in labs):
                 continue  # a hidden folder (.git, .ipynb_checkpoints): not a student's
             if refused:
                 lab_names = [p.name for p in labs if p.is_dir() and not p.name.startswith(".")] or ["-"]
@@ -496,7 +537,7 @@ class Course:
                     continue
                 if not lab_dir.is_dir():
                     stem = Path(name).stem
-                    if name.endswith(".ipynb") and stem in LAB_MODULES:
+                    if name.endswith(".ipynb") and stem in ASSIGNMENTS:
                         if not only or stem == only:
                             problem(student, stem, (
                                 f"{student}/{name} is a notebook where the folder {student}/{stem} should be: put it in "
@@ -510,10 +551,10 @@ class Course:
                     continue
                 if only and name != only:
                     continue
-                if name not in LAB_MODULES:
+                if name not in ASSIGNMENTS:
                     problem(student, name, (
                         f"there is no lab named {name!r}: rename the folder {student}/{name} to one of: "
-                        f"{', '.join(sorted(LAB_MODULES))}, then autograde again."
+                        f"{', '.join(ASSIGNMENTS)}, then autograde again."
                     ), listed(student, name))
                     continue
                 if not any(lab_dir.glob("*.ipynb")):
@@ -637,7 +678,7 @@ class Course:
 
         if require_sandbox:
             self.require_sandbox()
-        elif progress is not None and (warning := isolation_warning()):
+        elif progress is not None and any(not is_quiz(lab) for _, lab in pairs) and (warning := isolation_warning()):
             print(warning, file=progress)
         labs = sorted({lab for _, lab in pairs})
         unreleased = {lab for lab in labs if not self.released(lab)}
@@ -669,7 +710,8 @@ class Course:
                 outcomes[student, lab] = Outcome(student, lab, False, late)
                 continue
             try:
-                code = answer_code(read_notebook(notebook))
+                held = read_notebook(notebook)
+                code = quiz_answers(held) if is_quiz(lab) else answer_code(held)
                 code.encode("utf-8")
             except NotANotebook as exc:
                 outcomes[student, lab] = Outcome(student, lab, False, _not_a_notebook(notebook, exc))
@@ -690,12 +732,13 @@ class Course:
             ).hexdigest()
 
         store = ResultStore.of_course(self.root)
+        checked = [task for task in tasks if not is_quiz(task.lab)]  # a quiz runs nothing: its recording grades it
         graded = grade_all(
-            tasks,
+            checked,
             store,
             jobs=jobs,
             scheduler=scheduler,
-            progress=Progress(len(tasks), "checks", stream=progress) if progress and tasks else None,
+            progress=Progress(len(checked), "checks", stream=progress) if progress and checked else None,
         )
 
         recording = Progress(len(tasks), "record", stream=progress) if progress and tasks else None
@@ -1232,7 +1275,7 @@ def _rename_student(student: str, why: str, in_place: bool) -> str:
 
 def _stray_at_student_level(name: str, shown: str) -> str:
     stem = Path(name).stem
-    if name.endswith(".ipynb") and stem in LAB_MODULES:
+    if name.endswith(".ipynb") and stem in ASSIGNMENTS:
         return (
             f"{name} is a notebook with no student folder: put it in <student>/{stem}/{name} (<student>: its "
             "student's id), then autograde again."

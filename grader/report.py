@@ -3,7 +3,8 @@
 The numbers come from nbgrader's gradebook (one score per graded cell, named by its
 check); the words come from the labs' check registries (each check's ``mistake``).
 The report is written as HTML with its histograms embedded, or as Markdown with the
-histograms as PNG files beside it. Submissions that were not graded (``Course.not_graded``) are
+histograms as PNG files beside it. A quiz or the mock exam (``grader.quizzes``) also gets its points per theme:
+the cohort's mean share of each theme's points and the questions of it most missed. Submissions that were not graded (``Course.not_graded``) are
 listed on their own, with why, and counted in no histogram, pass rate or mistake. Graded answers
 that look alike (``grader.similarity``) are listed per lab, as a prompt to look, not a verdict.
 """
@@ -27,6 +28,8 @@ from grader.course import graded_cells
 from grader.labs import LAB_MODULES, lab_checks
 from grader.notebook import NotANotebook, read_notebook
 from grader.pipeline import Course, Outcome, PipelineError
+from grader.quizzes import UnknownQuiz, is_quiz, quiz
+from grader.quizzes.model import THEMES, Quiz
 from grader.similarity import IDENTICAL, SIMILARITY_THRESHOLD, Group, alike_in_course
 
 FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
@@ -66,10 +69,63 @@ def notebook_order(course: Course, lab: str, checks) -> list[str]:
     return [c for c in order if c in checks] + sorted(checks - set(order))
 
 
+def quiz_of(lab: str) -> Quiz | None:
+    try:
+        return quiz(lab) if is_quiz(lab) else None
+    except UnknownQuiz:
+        return None
+
+
+def question_words(questions: Quiz, question_id: str) -> str | None:
+    for number, question in enumerate(questions.questions, start=1):
+        if question.id == question_id:
+            text = " ".join(question.text.split())
+            return f"question {number} ({THEMES[question.theme]}): {text[:80] + '…' if len(text) > 80 else text}"
+    return None
+
+
 def mistake_of(lab: str, check: str) -> str:
     if lab in LAB_MODULES and check in lab_checks(lab).checks:
         return lab_checks(lab).checks[check].mistake
+    questions = quiz_of(lab)
+    words = question_words(questions, check) if questions else None
+    if words:
+        return f"misses {words}"
     return f"fails {check}"
+
+
+MOST_MISSED = 3  # questions named per theme
+
+
+def theme_table(lab: str, grades: pd.DataFrame, checks: pd.DataFrame) -> pd.DataFrame | None:
+    """A quiz's points per theme: theme, questions, points, the cohort's mean share of them, the questions most
+    missed (lowest share right first; none when every answer was right). None for a lab."""
+    questions = quiz_of(lab)
+    if questions is None:
+        return None
+    theme = {q.id: q.theme for q in questions.questions}
+    number = {q.id: n for n, q in enumerate(questions.questions, start=1)}
+    known = grades[grades["check"].isin(list(theme))].copy()
+    known["theme"] = known["check"].map(theme)
+    rows = []
+    for key, title in THEMES.items():
+        mine = known[known["theme"] == key]
+        if mine.empty:
+            continue
+        per_student = mine.groupby("student").agg(score=("score", "sum"), max_score=("max_score", "sum"))
+        share = (per_student["score"] / per_student["max_score"].where(per_student["max_score"] > 0)).fillna(0.0).mean()
+        rates = checks[checks["check"].isin(mine["check"].unique())].sort_values("pass_rate", kind="stable")
+        missed = [
+            f"question {number[c.check]} ({pct(c.pass_rate)} right)" for c in rates.itertuples() if c.pass_rate < 1
+        ][:MOST_MISSED]
+        rows.append({
+            "theme": title,
+            "questions": int(mine["check"].nunique()),
+            "points": float(mine.groupby("check")["max_score"].max().sum()),
+            "mean_share": float(share),
+            "most_missed": ", ".join(missed) or "none: every answer was right",
+        })
+    return pd.DataFrame(rows, columns=["theme", "questions", "points", "mean_share", "most_missed"])
 
 
 @dataclass(frozen=True)
@@ -78,6 +134,7 @@ class LabSection:
     max_score: float
     scores: pd.DataFrame  # student, score, max_score, percent
     checks: pd.DataFrame  # check, points, passed, submissions, pass_rate, mistake; in notebook order
+    themes: pd.DataFrame | None = None  # a quiz's: theme, questions, points, mean_share, most_missed (theme_table)
 
     @property
     def submissions(self) -> int:
@@ -118,7 +175,7 @@ def lab_section(course: Course, lab: str, grades: pd.DataFrame) -> LabSection:
     )
     checks["pass_rate"] = checks["passed"] / checks["submissions"]
     checks["mistake"] = [mistake_of(lab, c) for c in checks["check"]]
-    return LabSection(lab, float(scores["max_score"].max()), scores, checks)
+    return LabSection(lab, float(scores["max_score"].max()), scores, checks, theme_table(lab, grades, checks))
 
 
 def common_mistakes(grades: pd.DataFrame, sections: list[LabSection]) -> pd.DataFrame:
@@ -152,7 +209,8 @@ def common_mistakes(grades: pd.DataFrame, sections: list[LabSection]) -> pd.Data
 def build_report(course: Course, alike_threshold: float = SIMILARITY_THRESHOLD) -> CohortReport:
     grades, _ = read_grades(course)  # the unscored ones are among course.not_graded()
     sections = [lab_section(course, lab, lab_grades) for lab, lab_grades in grades.groupby("lab", sort=True)]
-    alike = alike_in_course(course, alike_threshold) if sections else []
+    # A quiz's answers are letters: alike answers there are no sign of anything.
+    alike = [g for g in alike_in_course(course, alike_threshold) if not is_quiz(g.lab)] if sections else []
     return CohortReport(course.root, sections, common_mistakes(grades, sections), course.not_graded(), alike, alike_threshold)
 
 
@@ -277,6 +335,16 @@ def blocks(report: CohortReport) -> list[tuple]:
     for s in report.labs:
         out.append(("h2", s.lab))
         out.append(("image", s.lab, f"Score distribution of {s.lab}", histogram_png(s)))
+        if s.themes is not None and not s.themes.empty:
+            out.append(("p", "Points per theme: the cohort's mean share of each theme's points, and its questions most missed."))
+            out.append(
+                (
+                    "table",
+                    ["theme", "questions", "points", "mean share", "most missed"],
+                    [[t.theme, str(t.questions), f"{t.points:g}", pct(t.mean_share), t.most_missed] for t in s.themes.itertuples()],
+                    "lrrrl",
+                )
+            )
         out.append(("p", f"Pass rate per check, in the order of the notebook ({s.submissions} graded submission(s))."))
         out.append(
             (
