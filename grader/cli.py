@@ -318,33 +318,58 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_check_server(args: argparse.Namespace) -> int:
-    """Start one stdio server, check it against the pre-launch rules, print the table or JSON."""
+    """Check one server (a stdio command or a URL) against the pre-launch rules; print the table, the checklist or JSON."""
     from grader.server_check import (
+        FAIL,
         CheckInputError,
         check_server,
+        check_url,
+        checklist,
+        checklist_table,
         command_params,
         load_samples,
         mcp_json_params,
+        parse_headers,
         parse_names,
     )
 
+    if args.burst is not None and args.burst < 1:
+        raise UsageError("--burst counts requests: give a whole number from 1.")
+    if args.url is None and (args.header or args.burst or args.behind_proxy):
+        raise UsageError("--header, --burst and --behind-proxy apply to a server checked over HTTP: give --url.")
     try:
         samples = load_samples(args.sample) if args.sample else []
-        if args.command_line is not None:
-            params = command_params(args.command_line, cwd=args.project)
+        common = {
+            "expected_tools": parse_names(args.expect),
+            "read_only": parse_names(args.read_only),
+            "samples": samples,
+            "plugin": args.plugin,
+            "timeout": args.timeout,
+        }
+        if args.url is not None:
+            report = check_url(
+                args.url,
+                server_name=args.name,
+                headers=parse_headers(args.header),
+                burst=args.burst,
+                behind_proxy=args.behind_proxy,
+                **common,
+            )
         else:
-            params = mcp_json_params(args.mcp_json_server, project=args.project, home=args.home)
-        report = check_server(
-            params,
-            server_name=args.name or args.mcp_json_server,
-            expected_tools=parse_names(args.expect),
-            read_only=parse_names(args.read_only),
-            samples=samples,
-            plugin=args.plugin,
-            timeout=args.timeout,
-        )
+            if args.command_line is not None:
+                params = command_params(args.command_line, cwd=args.project)
+            else:
+                params = mcp_json_params(args.mcp_json_server, project=args.project, home=args.home)
+            report = check_server(params, server_name=args.name or args.mcp_json_server, **common)
     except CheckInputError as exc:
         raise UsageError(str(exc))
+    if args.checklist:
+        lines = checklist(report)
+        if args.json:
+            print(json.dumps([line.to_json() for line in lines], indent=2, ensure_ascii=False))
+        else:
+            print(checklist_table(lines, report.server))
+        return 1 if any(line.result == FAIL for line in lines) else 0
     print(json.dumps(report.to_json(), indent=2, ensure_ascii=False) if args.json else report.table())
     return 0 if report.ok else 1
 
@@ -375,10 +400,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "check-server",
-        help="Start one stdio MCP server and check it against the pre-launch rules (whitelist, annotations, descriptions, "
-        "names, schemas, sample results); exit 1 when a required rule fails.",
+        help="Check one MCP server (started over stdio, or at a URL) against the pre-launch rules (whitelist, annotations, "
+        "descriptions, names, schemas, sample results; over HTTP also JSON not HTML, no cookies, rate limits); exit 1 when "
+        "a required rule fails. --checklist: the article's 13-item pre-launch checklist instead.",
     )
     which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--url", help="The MCP endpoint of a Streamable HTTP server, e.g. http://127.0.0.1:8000/mcp.")
     which.add_argument("--command", dest="command_line", metavar="CMD", help='The server\'s command line, e.g. "python -m servers.support_desk".')
     which.add_argument("--mcp-json-server", metavar="NAME", help="A stdio server of the project's .mcp.json, by name, resolved as Claude Code would.")
     p.add_argument("--project", type=Path, help="The project folder (default: the current one); the server runs there.")
@@ -389,7 +416,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sample", metavar="JSON_FILE", help='Sample calls: [{"tool": ..., "arguments": {...}, "expect": "error|empty|ok"}, ...].')
     p.add_argument("--plugin", help="Also check the plugin form mcp__plugin_<plugin>_<server>__<tool> for this plugin name.")
     p.add_argument("--timeout", type=float, default=30.0, help="Seconds to wait for each answer (default 30).")
-    p.add_argument("--json", action="store_true", help="Print the report as JSON instead of a table.")
+    p.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help="With --url: a header for every request, e.g. 'Authorization: Bearer ...'.")
+    p.add_argument("--burst", type=int, metavar="N", help="With --url: send up to N requests in a row and expect 429 with Retry-After (run last).")
+    p.add_argument(
+        "--behind-proxy",
+        action="store_true",
+        help="With --url: the requests reach the server through a proxy it trusts, so the burst tells clients apart by X-Forwarded-For.",
+    )
+    p.add_argument("--checklist", action="store_true", help="Print the 13-item pre-launch checklist: pass, FAIL or answer yourself.")
+    p.add_argument("--json", action="store_true", help="Print the report (or the checklist) as JSON instead of a table.")
     p.set_defaults(run=cmd_check_server)
 
     def with_course(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
