@@ -66,6 +66,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from grader.scopes import REMOTE_TYPES, ConfigError, plugin_tool_name, resolve
+from grader.search_quality import PER_SOURCE, fragment_problems, fragments_in
 from grader.taxonomy import Category, is_empty_success, is_error, result_text
 from labkit.descriptions import (
     RESULT_HINTS,
@@ -200,6 +201,8 @@ class Report:
     server: str
     tools: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    url: str | None = None  # set when the server was checked over HTTP
+    protocol_version: str | None = None  # the version the session agreed
 
     @property
     def failed_required(self) -> list[Finding]:
@@ -736,7 +739,20 @@ def check_sample(session: Session, sample: Sample, tools: Mapping[str, dict[str,
         return [finding("result.expectation", sample.tool, False, f"{call} did not answer within the session's timeout.")]
     except Exception as exc:  # noqa: BLE001 - e.g. a result the client cannot parse: a finding, not a traceback
         return [finding("result.expectation", sample.tool, False, f"{call}: the client could not read the answer ({_describe(exc)}).")]
-    return [expectation(call, sample, result), size_finding(call, sample.tool, result, tools[sample.tool])]
+    found = [expectation(call, sample, result), size_finding(call, sample.tool, result, tools[sample.tool])]
+    fragments = fragments_in(result.get("structuredContent"))
+    if fragments and not is_error(result):
+        problems = fragment_problems(fragments)
+        found.append(
+            finding(
+                "search.fragments",
+                sample.tool,
+                not problems,
+                f"{call}: {len(fragments)} fragment(s): " + ("; ".join(problems) + ". Cut fragments at word boundaries and keep at most "
+                f"{PER_SOURCE} per source (or rerank for diversity, MMR)." if problems else f"short, on word boundaries, at most {PER_SOURCE} per source."),
+            )
+        )
+    return found
 
 
 def expectation(call: str, sample: Sample, result: dict[str, Any]) -> Finding:
@@ -896,7 +912,7 @@ def check_server(
                 client_name = CLIENT_NAME
                 stack.callback(session.close)
             report = run_rules(session, server_name, expected_tools, read_only, samples, plugin)
-            protocol_version = session.client.protocol_version
+            protocol_version = report.protocol_version = session.client.protocol_version
         # A server started here has exited by now, so its stderr is complete.
         report.findings.append(check_initialize_log(stderr_path, protocol_version, client_name))
     return report
@@ -943,3 +959,545 @@ def parse_names(value: str | None) -> list[str] | None:
     if value is None:
         return None
     return [part.strip() for part in value.split(",") if part.strip()]
+
+
+# --- over HTTP: what a client sees at the server's URL ------------------------------------------------------
+
+# What the probes send: an MCP client's User-Agent (not a browser's) and a JSON-RPC initialize.
+PROBE_USER_AGENT = f"{CLIENT_NAME}/1.0 (MCP client)"
+PROBE_CLIENT = {"name": CLIENT_NAME, "version": "1.0"}
+NEWER_CLIENT_CAPABILITIES = {"elicitation": {"form": {}, "url": {}}, "roots": {"listChanged": True}, "x-future-capability": {}}
+# Documentation addresses, never real clients: one client forwarded by a proxy, a second one, a forged one.
+CLIENT_A, CLIENT_B, FORGED = "203.0.113.10", "203.0.113.20", "198.51.100.23"
+BODY_LIMIT = 1_000_000
+
+PROXY_HTML = (MISTAKES, "1.4 An HTML page instead of JSON: the proxy's bot protection")
+FRAMEWORK = (MISTAKES, "1.5 A 403 or a redirect to a login page: the framework's default security")
+RULES.update(
+    {
+        "http.initialize": (cite(PROXY_HTML, FRAMEWORK, CHECKLIST), REQUIRED),
+        "http.fresh_reply": (cite(PROXY_HTML, CHECKLIST), REQUIRED),
+        "http.no_cookie": (cite(FRAMEWORK, CHECKLIST), REQUIRED),
+        "http.newer_client": (cite((MISTAKES, '1.1 "Unrecognized field": client and server on different protocol versions'), CHECKLIST), REQUIRED),
+        "http.rate_limit": (cite((MISTAKES, "3.1 The rate limit counts the proxy's IP instead of the client's"), CHECKLIST), REQUIRED),
+        "http.client_identity": (
+            cite(
+                (MISTAKES, "3.1 The rate limit counts the proxy's IP instead of the client's"),
+                (MISTAKES, "3.2 A forged `CF-Connecting-IP` sent straight to the server"),
+            ),
+            REQUIRED,
+        ),
+        "search.fragments": (
+            cite(
+                (MISTAKES, "4.3 Five fragments of one article instead of five articles"),
+                (MISTAKES, "4.4 Fragments start with a cut word"),
+                CHECKLIST,
+            ),
+            REQUIRED,
+        ),
+    }
+)
+
+
+@dataclass(frozen=True)
+class HttpReply:
+    """One HTTP answer as the client received it (redirects are not followed)."""
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        return next((v for k, v in self.headers if k.lower() == name.lower()), None)
+
+    def all(self, name: str) -> list[str]:
+        return [v for k, v in self.headers if k.lower() == name.lower()]
+
+    @property
+    def content_type(self) -> str:
+        return (self.header("Content-Type") or "").split(";")[0].strip().lower()
+
+    def message(self) -> dict[str, Any] | None:
+        """The JSON-RPC message in the body: plain JSON, or the first ``data:`` of an event stream."""
+        text = self.body.decode("utf-8", errors="replace")
+        if self.content_type == "text/event-stream":
+            candidates = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+        else:
+            candidates = [text]
+        for candidate in candidates:
+            try:
+                data = json.loads(candidate)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(data, dict) and data.get("jsonrpc") == "2.0":
+                return data
+        return None
+
+    def shown(self) -> str:
+        kind = self.content_type or "no Content-Type"
+        return f"HTTP {self.status} ({kind})"
+
+
+def initialize_request(request_id: str, *, newer: bool = False) -> dict[str, Any]:
+    """A JSON-RPC initialize; ``newer`` plays a client newer than the server (newest version, more capabilities)."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": types.version.LATEST_HANDSHAKE_VERSION if newer else "2025-06-18",
+            "capabilities": NEWER_CLIENT_CAPABILITIES if newer else {},
+            "clientInfo": PROBE_CLIENT,
+        },
+    }
+
+
+def http_post(url: str, payload: Mapping[str, Any], headers: Mapping[str, str] | None = None, *, timeout: float | None = 30.0) -> HttpReply:
+    """POST one JSON-RPC message the way an MCP client does; CheckInputError when nothing answers."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise CheckInputError(f"{url!r} is not an http(s) URL; give the server's MCP endpoint, e.g. http://127.0.0.1:8000/mcp.")
+    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    connection = connection_class(parts.hostname, parts.port, timeout=timeout)
+    sent = {
+        "User-Agent": PROBE_USER_AGENT,
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        **(headers or {}),
+    }
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    try:
+        connection.request("POST", path, body=json.dumps(payload).encode(), headers=sent)
+        response = connection.getresponse()
+        if (response.getheader("Content-Type") or "").startswith("text/event-stream"):
+            body = _first_event(response)
+        else:
+            body = response.read(BODY_LIMIT)
+        return HttpReply(response.status, tuple(response.getheaders()), body)
+    except (OSError, http.client.HTTPException) as exc:
+        raise CheckInputError(f"Nothing answers MCP at {url} ({_describe(exc)}). Is the server running, and is this its /mcp address?") from None
+    finally:
+        connection.close()
+
+
+def _first_event(response: Any) -> bytes:
+    """An event stream may stay open: read up to the end of the first event that carries data."""
+    lines: list[bytes] = []
+    size = 0
+    while size < BODY_LIMIT:
+        line = response.readline()
+        if not line:
+            break
+        lines.append(line)
+        size += len(line)
+        if not line.strip() and any(prior.startswith(b"data:") for prior in lines):
+            break
+    return b"".join(lines)
+
+
+def _identity(address: str) -> dict[str, str]:
+    """The headers a proxy such as Cloudflare adds for the client at ``address``."""
+    return {"CF-Connecting-IP": address, "X-Forwarded-For": address}
+
+
+def answered(reply: HttpReply, request_id: str) -> bool:
+    message = reply.message()
+    return 200 <= reply.status < 300 and message is not None and message.get("id") == request_id and "result" in message
+
+
+def probe_initialize(url: str, headers: Mapping[str, str], timeout: float | None) -> tuple[list[Finding], bool]:
+    """initialize as an MCP client sends it (twice, and once as a newer client); the findings, and whether MCP works."""
+    first = http_post(url, initialize_request("check-server-1"), headers, timeout=timeout)
+    found: list[Finding] = []
+    cookies = [c.split("=", 1)[0] for c in first.all("Set-Cookie")]
+    location = first.header("Location")
+    if first.status in (401, 403) and first.header("WWW-Authenticate"):
+        found.append(
+            finding(
+                "http.initialize",
+                SERVER,
+                None,
+                f"initialize got HTTP {first.status} with WWW-Authenticate: {first.header('WWW-Authenticate')}. The server asks for "
+                'authorization: give --header "Authorization: Bearer <token>" to check the rest.',
+            )
+        )
+        return found, False
+    if answered(first, "check-server-1"):
+        found.append(finding("http.initialize", SERVER, True, f"initialize answered {first.shown()} with a JSON-RPC result."))
+    elif first.content_type == "text/html":
+        found.append(
+            finding(
+                "http.initialize",
+                SERVER,
+                False,
+                f"initialize got {first.shown()}: an HTML page, not JSON. A proxy's bot check (or a login page) answers MCP clients, "
+                "which are servers, not browsers. Exempt the /mcp path from bot checks and caching.",
+            )
+        )
+    elif 300 <= first.status < 400:
+        found.append(
+            finding(
+                "http.initialize",
+                SERVER,
+                False,
+                f"initialize got {first.shown()}, a redirect to {location or '(no Location)'}: a web framework's default security "
+                "(CSRF on POST, login redirects) stands in front of /mcp. Give /mcp its own rules: open, no CSRF, no sessions.",
+            )
+        )
+    else:
+        message = first.message()
+        said = f": JSON-RPC error {message['error']}" if message and "error" in message else ""
+        found.append(finding("http.initialize", SERVER, False, f"initialize got {first.shown()}{said}, not a JSON-RPC result for its request."))
+    works = found[-1].passed is True
+
+    second = http_post(url, initialize_request("check-server-2"), headers, timeout=timeout)
+    cookies += [c.split("=", 1)[0] for c in second.all("Set-Cookie")]
+    if works:
+        echoed = (second.message() or {}).get("id")
+        if answered(second, "check-server-2"):
+            found.append(finding("http.fresh_reply", SERVER, True, "A second initialize got its own answer (its own request id), not a stored one."))
+        else:
+            why = "the first request's answer again (request id check-server-1)" if echoed == "check-server-1" else second.shown()
+            found.append(
+                finding(
+                    "http.fresh_reply",
+                    SERVER,
+                    False,
+                    f"A second initialize got {why}: something in front of the server serves a cached reply. Exempt /mcp from caching.",
+                )
+            )
+            works = False
+    if cookies:
+        found.append(
+            finding(
+                "http.no_cookie",
+                SERVER,
+                False,
+                f"initialize answers set cookies ({', '.join(sorted(set(cookies)))}): a framework creates a session per request. "
+                "MCP clients keep no cookies; give /mcp a chain without sessions or CSRF (and check the admin area stays closed).",
+            )
+        )
+    elif 300 <= first.status < 400 and "login" in (location or "").lower():
+        found.append(finding("http.no_cookie", SERVER, False, f"initialize was redirected to a login page ({location}): the framework's default security covers /mcp."))
+    else:
+        found.append(finding("http.no_cookie", SERVER, True, "No Set-Cookie on the initialize answers, and no redirect to a login page."))
+
+    if works:
+        newer = http_post(url, initialize_request("check-server-3", newer=True), headers, timeout=timeout)
+        if answered(newer, "check-server-3"):
+            version = ((newer.message() or {}).get("result") or {}).get("protocolVersion")
+            found.append(
+                finding(
+                    "http.newer_client",
+                    SERVER,
+                    True,
+                    f"A client announcing protocol {types.version.LATEST_HANDSHAKE_VERSION} and capabilities the server may not know "
+                    f"(elicitation.form, x-future-capability) was accepted (protocol {version} agreed).",
+                )
+            )
+        else:
+            message = newer.message() or {}
+            said = f"JSON-RPC error {message['error'].get('message')!r}" if isinstance(message.get("error"), dict) else newer.shown()
+            found.append(
+                finding(
+                    "http.newer_client",
+                    SERVER,
+                    False,
+                    f"A client announcing protocol {types.version.LATEST_HANDSHAKE_VERSION} and capabilities the server does not know "
+                    f"was refused ({said}), while a plain initialize works: the server parses strictly, so newer clients cannot "
+                    "connect. Update the SDK (or ignore unknown fields).",
+                )
+            )
+    return found, works
+
+
+def probe_rate_limit(url: str, headers: Mapping[str, str], burst: int, *, behind_proxy: bool, timeout: float | None) -> list[Finding]:
+    """Up to ``burst`` requests as one client; then whether another client (or a forged header) gets through."""
+    me = _identity(CLIENT_A) if behind_proxy else {}
+    limited: HttpReply | None = None
+    for i in range(burst):
+        reply = http_post(url, initialize_request(f"burst-{i + 1}"), {**headers, **me}, timeout=timeout)
+        if reply.status == 429:
+            limited = reply
+            sent = i + 1
+            break
+    if limited is None:
+        return [
+            finding(
+                "http.rate_limit",
+                SERVER,
+                False,
+                f"{burst} requests in a row were all served: no rate limit within {burst} requests. Limit each client "
+                "(the article: 30 a minute) and answer 429 with Retry-After.",
+            )
+        ]
+    retry_after = limited.header("Retry-After")
+    valid = retry_after is not None and (retry_after.strip().isdigit() or _http_date(retry_after))
+    found = [
+        finding("http.rate_limit", SERVER, True, f"Request {sent} of the burst got 429 with Retry-After: {retry_after}.")
+        if valid
+        else finding(
+            "http.rate_limit",
+            SERVER,
+            False,
+            f"Request {sent} of the burst got 429 without a valid Retry-After ({retry_after!r}): say when to come back, in seconds.",
+        )
+    ]
+    if behind_proxy:
+        other = http_post(url, initialize_request("burst-other-client"), {**headers, **_identity(CLIENT_B)}, timeout=timeout)
+        if other.status == 429:
+            found.append(
+                finding(
+                    "http.client_identity",
+                    SERVER,
+                    False,
+                    f"Once client {CLIENT_A} was limited, client {CLIENT_B} (another X-Forwarded-For through the same proxy) got 429 "
+                    "too: the limit counts the proxy's address, so one busy client blocks everyone. Key it on the client's address "
+                    "from the headers your proxy sets (CF-Connecting-IP, then X-Forwarded-For).",
+                )
+            )
+        else:
+            found.append(finding("http.client_identity", SERVER, True, f"Client {CLIENT_B} was served ({other.shown()}) while {CLIENT_A} was limited: each client has its own budget."))
+    else:
+        forged = http_post(url, initialize_request("burst-forged"), {**headers, **_identity(FORGED)}, timeout=timeout)
+        if forged.status == 429:
+            found.append(finding("http.client_identity", SERVER, True, f"A forged CF-Connecting-IP / X-Forwarded-For ({FORGED}) sent straight to the server was still limited."))
+        else:
+            found.append(
+                finding(
+                    "http.client_identity",
+                    SERVER,
+                    False,
+                    f"Once limited, the same client sent a forged CF-Connecting-IP / X-Forwarded-For ({FORGED}) straight to the server "
+                    f"and was served ({forged.shown()}): anyone can buy a fresh budget per request. Believe those headers only from "
+                    "your proxy's addresses (or accept traffic only through the proxy).",
+                )
+            )
+    return found
+
+
+def _http_date(value: str) -> bool:
+    from email.utils import parsedate_to_datetime
+
+    try:
+        return parsedate_to_datetime(value) is not None
+    except (TypeError, ValueError):
+        return False
+
+
+def parse_headers(values: Sequence[str]) -> dict[str, str]:
+    """``["Authorization: Bearer x"]`` -> {"Authorization": "Bearer x"}."""
+    headers = {}
+    for value in values:
+        name, sep, content = value.partition(":")
+        if not sep or not name.strip():
+            raise CheckInputError(f'--header takes "Name: value", got {value!r}.')
+        headers[name.strip()] = content.strip()
+    return headers
+
+
+def http_session(url: str, headers: Mapping[str, str], timeout: float | None) -> Session:
+    """An MCP session over Streamable HTTP, sending ``headers`` (e.g. Authorization) with every request."""
+    from contextlib import asynccontextmanager
+
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    @asynccontextmanager
+    async def transport():  # the SDK's Transport: an async context manager yielding the two streams
+        limits = httpx2.Timeout(timeout or 30.0, read=max(timeout or 30.0, 60.0))
+        async with (
+            httpx2.AsyncClient(headers={"User-Agent": PROBE_USER_AGENT, **headers}, timeout=limits) as client,
+            streamable_http_client(url, http_client=client) as streams,
+        ):
+            yield streams
+
+    try:
+        return Session(transport(), timeout=timeout, client_info=CLIENT_INFO)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise CheckInputError(f"Could not open an MCP session at {url} ({_describe(exc)}).") from None
+
+
+def check_url(
+    url: str,
+    *,
+    server_name: str | None,
+    headers: Mapping[str, str] | None = None,
+    expected_tools: Sequence[str] | None = None,
+    read_only: Sequence[str] | None = None,
+    samples: Iterable[Sample | Mapping[str, Any] | tuple] = (),
+    plugin: str | None = None,
+    burst: int | None = None,
+    behind_proxy: bool = False,
+    timeout: float | None = 30.0,
+) -> Report:
+    """Check a Streamable HTTP server at ``url``: what a client sees on the wire, then every rule through a real session.
+
+    ``burst``: also send up to that many requests in a row and expect a 429 with Retry-After
+    (last, since it leaves this client limited). ``behind_proxy``: the check's requests reach
+    the server through a proxy it trusts, so clients are told apart by X-Forwarded-For;
+    otherwise the check is a client talking straight to the server, and a forged header must
+    not help it.
+    """
+    headers = dict(headers or {})
+    samples = [Sample.coerce(s, f"sample {i + 1}") for i, s in enumerate(samples)]
+    probes, works = probe_initialize(url, headers, timeout)
+    if works:
+        with http_session(url, headers, timeout) as session:
+            report = run_rules(session, server_name, expected_tools, read_only, samples, plugin)
+            report.protocol_version = session.client.protocol_version
+    else:
+        report = Report(server_name or url)
+        report.findings.append(
+            finding("tools.list", SERVER, False, "initialize did not come back as JSON-RPC, so no MCP session could be opened; nothing else was checked.")
+        )
+    report.findings[:0] = probes
+    report.url = url
+    report.findings.append(
+        finding(
+            "initialize.logged",
+            SERVER,
+            None,
+            f"check-server cannot read a remote server's log: look there for this check's client name {CLIENT_NAME} and its protocol version.",
+        )
+    )
+    if burst:
+        report.findings.extend(probe_rate_limit(url, headers, burst, behind_proxy=behind_proxy, timeout=timeout))
+    return report
+
+
+# --- the article's pre-launch checklist ---------------------------------------------------------------------------
+
+PASS, FAIL, ASK = "pass", "FAIL", "answer yourself"
+
+
+@dataclass(frozen=True)
+class Item:
+    number: int
+    text: str
+    section: str  # the article's section the item comes from
+    rules: tuple[str, ...]  # the rules that check it; () when only the author can answer
+    question: str  # what to look at when check-server cannot answer (or cannot answer all of it)
+
+
+CHECKLIST_ITEMS: tuple[Item, ...] = (
+    Item(1, "tools/list returns only the tools you publish on purpose.", "2.1 The framework published private tools on its own",
+         ("whitelist", "tools.list"), "Give --expect with the tools you mean to publish, and run the check after every deploy."),
+    Item(2, "initialize sent to the production address from outside returns JSON, not the proxy's HTML page.",
+         "1.4 An HTML page instead of JSON: the proxy's bot protection", ("http.initialize", "http.fresh_reply"),
+         "Run check-server --url against the production address, from a machine outside it."),
+    Item(3, "Answers carry no Set-Cookie; the admin area and other closed sections stay closed.",
+         "1.5 A 403 or a redirect to a login page: the framework's default security", ("http.no_cookie",),
+         "Is the admin area still closed? Open it without logging in: it must refuse (401/403 or a login page)."),
+    Item(4, "The connection is tested with the newest clients (Inspector, Claude Code, web clients).",
+         '1.1 "Unrecognized field": client and server on different protocol versions', ("http.newer_client",),
+         "Connect with today's MCP Inspector, Claude Code and a web client; did each list the tools?"),
+    Item(5, "The rate limit counts the client's real IP, not the proxy's; over it the answer is 429 with Retry-After.",
+         "3.1 The rate limit counts the proxy's IP instead of the client's", ("http.rate_limit", "http.client_identity"),
+         "Run check-server --url with --burst N (N above the limit); through your proxy, add --behind-proxy."),
+    Item(6, "There is an overall daily cap on spending.", "3.3 No daily safety cap", (),
+         "Is there a counter of all requests per day, a spend cap at the embedding provider (best, a key of its own for MCP), "
+         "budget alerts, and a choice of fail-open or fail-closed for when the limiter's store is down, made by the cost of one call?"),
+    Item(7, "Only published data goes out (a filter on status in the query itself).", "2.2 Drafts and deleted pages in the vector store", (),
+         "Does the search query itself keep only published items whose publication date has come? Search for a draft's title: "
+         "it must not come back (a --sample with \"expect\": \"empty\" checks it on every run)."),
+    Item(8, "Tools that only read are marked readOnlyHint.", "2.3 Tools without a read-only mark", ("annotations.read_only",),
+         "Give --read-only with your read-only tools if their names do not start with get_, list_ or search_."),
+    Item(9, "The relevance threshold is calibrated on the production embedding model.",
+         "4.2 Local and production embeddings score differently: the threshold does not hold", (),
+         "Which model produced the scores you chose the threshold from? Log the scores of a few queries of three kinds "
+         "(on the site, a neighbouring topic, off the site) in production, and put the threshold between the last two."),
+    Item(10, "Fragments are short, without cut words, at most 1-2 per source.", "4.4 Fragments start with a cut word", ("search.fragments",),
+         "Give a --sample that calls the search tool with \"expect\": \"ok\"; check-server then reads its fragments."),
+    Item(11, "Tools return statuses (ok / not_found / unavailable), not exceptions.", "5.1 Exceptions instead of statuses", ("result.expectation",),
+         "Give --sample calls: one that matches nothing (\"expect\": \"empty\") and one that must fail (\"expect\": \"error\"). "
+         "And: what does the search tool answer when the embedding service is down?"),
+    Item(12, "Tool descriptions answer what the data is, when to call and what to do with the result.",
+         "5.2 Vague descriptions: the model does not call the tool", ("description.what_when_how",),
+         "Ask a real client a question the tool answers, without naming the tool, and look in the server log for the call."),
+    Item(13, "The logs show who connected, what query the model wrote and how long the call took.",
+         '1.1 "Unrecognized field": client and server on different protocol versions', ("initialize.logged",),
+         "Do your server's logs show each call's query (as the model wrote it) and how long it took?"),
+)
+
+
+@dataclass(frozen=True)
+class ChecklistLine:
+    item: Item
+    result: str  # PASS, FAIL or ASK
+    evidence: str
+    question: str  # empty when check-server answered the item in full
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "item": self.item.number,
+            "text": self.item.text,
+            "source": cite(CHECKLIST, (MISTAKES, self.item.section)),
+            "result": self.result,
+            "evidence": self.evidence,
+            "question": self.question,
+        }
+
+
+# Items check-server answers in full when their rules ran; the others keep a question even when they pass.
+FULLY_CHECKED = {1, 2, 5, 8, 12}
+
+
+def checklist(report: Report) -> list[ChecklistLine]:
+    """The thirteen items of *Common mistakes › Pre-launch checklist*, each pass, FAIL or answer yourself."""
+    lines = []
+    for item in CHECKLIST_ITEMS:
+        found = [f for f in report.findings if f.rule in item.rules]
+        checked = [f for f in found if f.passed is not None]
+        failed = [f for f in checked if f.passed is False]
+        if failed:
+            result = FAIL
+            evidence = " ".join(f"[{f.subject}] {f.message}" for f in failed[:2]) + (f" (and {len(failed) - 2} more)" if len(failed) > 2 else "")
+        elif checked:
+            result = PASS if item.number in FULLY_CHECKED else ASK
+            evidence = _passed(checked)
+        else:
+            result, evidence = ASK, " ".join(f.message for f in found) or _not_checked(item, report)
+        full = result != ASK and item.number in FULLY_CHECKED
+        lines.append(ChecklistLine(item, result, evidence, "" if full else item.question))
+    return lines
+
+
+def _passed(checked: Sequence[Finding]) -> str:
+    """One finding as it is; several of a rule as "rule passed for a, b, c" (their messages say the same)."""
+    if len(checked) == 1:
+        return f"[{checked[0].subject}] {checked[0].message}"
+    parts = []
+    for rule in dict.fromkeys(f.rule for f in checked):
+        of_rule = [f for f in checked if f.rule == rule]
+        parts.append(
+            f"[{of_rule[0].subject}] {of_rule[0].message}" if len(of_rule) == 1 else f"{rule} passed for {', '.join(f.subject for f in of_rule)}."
+        )
+    return " ".join(parts)
+
+
+def _not_checked(item: Item, report: Report) -> str:
+    if item.number == 4 and report.url is None and report.protocol_version:
+        return f"check-server connected with the newest client of its SDK; protocol {report.protocol_version} agreed."
+    if any(rule.startswith("http.") for rule in item.rules) and report.url is None:
+        return "Checked only over HTTP: this server was started over stdio."
+    if not item.rules:
+        return "Only the server's author can answer this one."
+    return "Not checked in this run."
+
+
+def checklist_table(lines: Sequence[ChecklistLine], server: str, width: int = 96) -> str:
+    out = [f"Pre-launch checklist for {server} ({cite(CHECKLIST)})", ""]
+    for line in lines:
+        out.append(f"{line.item.number:>2}. [{line.result}] {line.item.text}")
+        out.extend(textwrap.wrap(line.evidence, width, initial_indent="      seen: ", subsequent_indent="            "))
+        if line.question:
+            out.extend(textwrap.wrap(line.question, width, initial_indent="      you:  ", subsequent_indent="            "))
+    counts = {r: sum(1 for x in lines if x.result == r) for r in (PASS, FAIL, ASK)}
+    out += ["", f"{counts[PASS]} pass, {counts[FAIL]} FAIL, {counts[ASK]} to answer yourself."]
+    return "\n".join(out)
