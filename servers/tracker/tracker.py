@@ -1,20 +1,26 @@
 """The tracker's data and rules as plain functions: deterministic issues of a sprint of any size.
 
 Tools are model-controlled and may change state; resources are application-controlled,
-read-only and addressed by URI (shared/seeds/000_99b6002e9d2fa51e.txt, "MCP-инструменты
-vs MCP-ресурсы"). This module holds both kinds of capability as plain methods; the
-server module decides which is published as which. Responses stay small, as the pitfalls
-article advises (shared/seeds/002_88507e95fbf07875.txt, section 4.5): lists are pages of
-keys, searches return snippets, and every page says how to get the next one.
+read-only and addressed by URI (*Exam guide › MCP tools vs MCP resources*). This module holds
+both kinds of capability as plain methods; the server module decides which is published as
+which. Responses stay small (*Common mistakes › 4.5 A whole article in the answer eats the
+client's context*): lists are pages of keys, searches return snippets, and every page says how
+to get the next one.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from grader.taxonomy import empty_result, not_found_error, success_result, validation_error
+from grader.taxonomy import (
+    empty_result,
+    not_found_error,
+    success_result,
+    validation_error,
+)
 
 STATUSES = ("todo", "in_progress", "in_review", "done")
 PRIORITIES = ("low", "medium", "high", "urgent")
@@ -70,6 +76,7 @@ class Tracker:
 
     issues: list[Issue] = field(default_factory=list)
     writes: int = 0  # how many times a tool changed state
+    requests: Counter[str] = field(default_factory=Counter)  # requests that reached the server, by MCP method
 
     @classmethod
     def with_issues(cls, n: int) -> Tracker:
@@ -92,7 +99,7 @@ class Tracker:
 
     @staticmethod
     def schema() -> dict[str, Any]:
-        """The tracker's fields and their allowed values (the seed's ``db://schema`` idea)."""
+        """The tracker's fields and their allowed values (the exam guide's ``db://schema`` idea)."""
         return {
             "fields": {
                 "key": "string, PROJ-<n>",

@@ -8,7 +8,9 @@ import re
 from dataclasses import asdict
 from typing import Any
 
+import anyio
 import pytest
+from mcp import Client
 
 from servers.client import Session, connect
 from servers.tracker.server import build_server, tracker_from_env
@@ -640,7 +642,7 @@ def test_the_incident_prompt_names_the_issue_and_its_title_and_points_at_its_res
 def test_the_incident_prompt_is_a_valid_claude_code_slash_command() -> None:
     # Claude Code runs a prompt as /mcp__<server>__<prompt>, replacing characters of the server
     # name outside A-Z a-z 0-9 _ - with _ and using the prompt name as declared
-    # (shared/seeds/004_16e38cc9560e0e5c.txt, lines 1713-1746). There is no helper for that name
+    # (Claude Code docs, MCP › Using MCP prompts as commands). There is no helper for that name
     # in the code, so check that both parts need no replacing and compose it here.
     with open_tracker(Tracker.with_issues(5)) as session:
         server_name = session.client.server_info.name
@@ -649,3 +651,86 @@ def test_the_incident_prompt_is_a_valid_claude_code_slash_command() -> None:
     assert re.fullmatch(r"[A-Za-z0-9_-]+", server_name)
     assert re.fullmatch(r"[A-Za-z0-9_-]+", prompt["name"])
     assert f"/mcp__{server_name}__{prompt['name']}" == "/mcp__tracker__summarize_incident"
+
+
+# --- caching and change announcements ---------------------------------------------------------
+
+
+def run_client(tracker: Tracker, body, **server_options: Any) -> Any:
+    """Run ``body(client)`` against the tracker in process, with the SDK's client and its response cache."""
+
+    async def main() -> Any:
+        with anyio.fail_after(20):
+            async with Client(build_server(tracker, **server_options)) as client:
+                return await body(client)
+
+    return anyio.run(main)
+
+
+def test_every_request_that_reaches_the_tracker_is_counted_by_method() -> None:
+    tracker = Tracker.with_issues(5)
+    with open_tracker(tracker) as session:
+        session.read(CATALOG)
+        session.read(CATALOG)
+        session.call("get_issue", key="PROJ-1")
+
+    assert tracker.requests["resources/read"] == 2
+    assert tracker.requests["tools/call"] == 1
+
+
+def test_without_a_cache_hint_a_client_reads_the_catalog_from_the_server_every_time() -> None:
+    tracker = Tracker.with_issues(5)
+
+    async def body(client: Client) -> None:
+        for _ in range(3):
+            await client.read_resource(CATALOG)
+
+    run_client(tracker, body)
+    assert tracker.requests["resources/read"] == 3
+
+
+def test_with_a_cache_hint_a_repeated_read_is_served_by_the_client_and_a_repeated_tool_call_is_not() -> None:
+    tracker = Tracker.with_issues(5)
+
+    async def body(client: Client) -> list[str]:
+        texts = []
+        for _ in range(3):
+            texts.append((await client.read_resource(CATALOG)).contents[0].text)
+            await client.call_tool("get_issue", {"key": "PROJ-2"})
+        return texts
+
+    texts = run_client(tracker, body, cache_ttl_ms=60_000)
+    assert len(set(texts)) == 1
+    assert tracker.requests["resources/read"] == 1
+    assert tracker.requests["tools/call"] == 3
+
+
+def test_a_write_announces_the_catalog_and_the_issue_it_changed_and_the_next_read_is_fresh() -> None:
+    tracker = Tracker.with_issues(5)
+    assert tracker.issue("PROJ-2")["status"] != "done"
+
+    async def body(client: Client) -> tuple[set[str], dict[str, Any]]:
+        await client.read_resource(CATALOG)
+        async with client.listen(resource_subscriptions=[CATALOG, "tracker://issues/PROJ-2"]) as changes:
+            await client.call_tool("set_status", {"key": "PROJ-2", "status": "done"})
+            announced = {(await anext(changes)).uri, (await anext(changes)).uri}
+        fresh = json.loads((await client.read_resource(CATALOG)).contents[0].text)
+        return announced, next(i for i in fresh["issues"] if i["key"] == "PROJ-2")
+
+    announced, entry = run_client(tracker, body, cache_ttl_ms=60_000)
+    assert announced == {CATALOG, "tracker://issues/PROJ-2"}
+    assert entry["status"] == "done"
+    assert tracker.requests["resources/read"] == 2
+
+
+def test_create_issue_announces_the_new_issue_and_a_call_that_changes_nothing_announces_nothing() -> None:
+    tracker = Tracker.with_issues(5)
+    status = tracker.issue("PROJ-1")["status"]
+
+    async def body(client: Client) -> list[str]:
+        async with client.listen(resource_subscriptions=[CATALOG, "tracker://issues/PROJ-6"]) as changes:
+            await client.call_tool("set_status", {"key": "PROJ-1", "status": status})  # already so: no change
+            await client.call_tool("create_issue", {"title": "New", "component": "api"})
+            return [(await anext(changes)).uri, (await anext(changes)).uri]
+
+    assert sorted(run_client(tracker, body)) == sorted([CATALOG, "tracker://issues/PROJ-6"])
