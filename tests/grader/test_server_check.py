@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import re
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,8 +26,11 @@ from grader.server_check import (
     Report,
     Sample,
     check_server,
+    checklist,
+    checklist_table,
     load_samples,
     mcp_json_params,
+    probe_initialize,
 )
 from grader.taxonomy import empty_result, not_found_error, success_result
 from servers.client import connect
@@ -546,3 +551,163 @@ def test_check_server_over_stdio_end_to_end_prints_json_and_exits_0() -> None:
     assert next(f for f in report["findings"] if f["rule"] == "whitelist")["passed"] is True
     # The checker captured the server's stderr itself and found the toolkit's "client connected" line.
     assert next(f for f in report["findings"] if f["rule"] == "initialize.logged")["passed"] is True
+
+
+# --- the pre-launch checklist, in memory -------------------------------------------------------------------------
+
+BLOG_DESCRIPTION = (
+    "Search the blog's articles on MCP servers. Call it when the user asks how to build or deploy one. "
+    "Returns short fragments with each article's slug; an empty list means the blog has nothing on it."
+)
+
+
+class Query(BaseModel):
+    query: str = Field(description="What to look for, in plain English.")
+
+
+def fragments_tool(fragments: list[dict[str, str]]) -> ToolSpec:
+    def search_articles(arguments: Query) -> dict[str, Any]:
+        if arguments.query == "nothing":
+            return empty_result("Nothing found.", key="fragments")
+        return success_result(f"{len(fragments)} fragment(s).", {"fragments": fragments})
+
+    return ToolSpec("search_articles", BLOG_DESCRIPTION, Query, search_articles, READS)
+
+
+CROWDED = [{"slug": "transports", "fragment": f"ansports part {i}: stdio runs the server as a child proc"} for i in range(5)]
+DIVERSE = [
+    {"slug": "transports", "fragment": "Streamable HTTP serves a URL; stdio runs the server as a child process."},
+    {"slug": "transports", "fragment": "Use stdio for local tools…"},
+    {"slug": "rate-limits", "fragment": "Answer 429 with Retry-After."},
+]
+
+
+def item(report: Report, number: int):
+    return next(line for line in checklist(report) if line.item.number == number)
+
+
+def test_the_checklist_has_the_articles_thirteen_items_each_citing_its_section() -> None:
+    lines = checklist(check(shop()))
+
+    assert [line.item.number for line in lines] == list(range(1, 14))
+    for line in lines:
+        source = line.to_json()["source"]
+        assert source.startswith("Common mistakes › Pre-launch checklist; Common mistakes › ")
+        assert line.result in ("pass", "FAIL", "answer yourself")
+
+
+@pytest.mark.parametrize(
+    ("number", "flawed", "fixed"),
+    [
+        (1, {"server": shop(ToolSpec("export_analytics", "Export.", NoArguments, lambda a: success_result("", {}), READS)),
+             "expected_tools": ["search_orders", "get_order"]},
+         {"server": shop(), "expected_tools": ["search_orders", "get_order"]}),
+        (8, {"server": build_server("shop", [ToolSpec("search_orders", SEARCH_DESCRIPTION, Search, search, WRITES)])},
+         {"server": shop()}),
+        (10, {"server": build_server("blog", [fragments_tool(CROWDED)]), "samples": [Sample("search_articles", {"query": "stdio"}, "ok")]},
+         {"server": build_server("blog", [fragments_tool(DIVERSE)]), "samples": [Sample("search_articles", {"query": "stdio"}, "ok")]}),
+        (11, {"server": shop(ToolSpec("get_refund", "Get one refund.", GetOrder, raises, READS)),
+              "samples": [Sample("get_refund", {"order_id": "R-1"}, "error")]},
+         {"server": shop(), "samples": [Sample("get_order", {"order_id": "ORD-9999"}, "error"),
+                                        Sample("search_orders", {"customer_email": "nobody@example.com"}, "empty")]}),
+        (12, {"server": build_server("shop", [ToolSpec("search_orders", "Search.", Search, search, READS)])},
+         {"server": shop()}),
+    ],
+    ids=["1-whitelist", "8-read-only-hint", "10-fragments", "11-statuses", "12-descriptions"],
+)
+def test_each_automatic_item_fails_on_the_mistake_and_passes_once_fixed(number: int, flawed: dict, fixed: dict) -> None:
+    bad = item(check(flawed.pop("server"), **flawed), number)
+    good = item(check(fixed.pop("server"), **fixed), number)
+
+    assert bad.result == "FAIL", bad
+    assert good.result == "pass", good
+
+
+def test_fragments_cut_inside_words_and_crowded_by_one_source_are_named() -> None:
+    report = check(build_server("blog", [fragments_tool(CROWDED)]), samples=[Sample("search_articles", {"query": "stdio"}, "ok")])
+
+    found = only(report, "search.fragments", "search_articles")
+    assert "start inside a word" in found.message and "transports x5" in found.message
+    assert found.source.startswith("Common mistakes › 4.3 Five fragments of one article instead of five articles")
+
+
+def test_the_logging_item_passes_with_a_logged_connection_and_still_asks_about_queries_and_durations(tmp_path: Path) -> None:
+    log = tmp_path / "stderr.log"
+    logged = item(check(logging_server(log), stderr_path=log), 13)
+    log.write_text("nothing useful\n")
+    silent = item(check(shop(), stderr_path=log), 13)
+
+    assert logged.result == "pass" and "how long" in logged.question
+    assert silent.result == "FAIL"
+
+
+def test_on_a_stdio_server_the_http_items_and_the_authors_items_are_questions_with_what_to_look_at() -> None:
+    lines = {line.item.number: line for line in checklist(check(shop()))}
+
+    for number in (2, 3, 5):
+        assert lines[number].result == "answer yourself" and "only over HTTP" in lines[number].evidence
+    assert lines[4].result == "answer yourself" and "protocol" in lines[4].evidence
+    assert "spend cap" in lines[6].question and "published" in lines[7].question and "production" in lines[9].question
+    assert all(lines[n].result == "answer yourself" for n in (6, 7, 9))
+
+
+def test_the_checklist_table_lists_every_item_with_its_result_and_a_count() -> None:
+    table = checklist_table(checklist(check(shop(), expected_tools=["search_orders", "get_order"])), "shop")
+
+    assert "Common mistakes › Pre-launch checklist" in table
+    assert " 1. [pass] tools/list returns only the tools you publish on purpose." in table
+    assert "13. [" in table and table.rstrip().endswith("to answer yourself.")
+
+
+# --- the HTTP probes against a strict server (protocol versions) ----------------------------------------------------
+
+
+class StrictMCP(http.server.BaseHTTPRequestHandler):
+    """Answers initialize like an old SDK that parses strictly: an unknown client capability is an error."""
+
+    strict = True
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        capabilities = request["params"].get("capabilities", {})
+        if self.strict and capabilities:
+            field = next(iter(capabilities))
+            answer = {"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32602, "message": f'Unrecognized field "{field}"'}}
+        else:
+            result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "strict", "version": "1"}}
+            answer = {"jsonrpc": "2.0", "id": request["id"], "result": result}
+        body = json.dumps(answer).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def strict_url():
+    def serve(strict: bool) -> str:
+        handler = type("Handler", (StrictMCP,), {"strict": strict})
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}/mcp"
+
+    servers: list[http.server.ThreadingHTTPServer] = []
+    yield serve
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_server_that_refuses_a_newer_clients_capabilities_fails_item_4_and_a_tolerant_one_passes(strict_url) -> None:
+    strict, _ = probe_initialize(strict_url(True), {}, 10)
+    tolerant, _ = probe_initialize(strict_url(False), {}, 10)
+
+    refused = next(f for f in strict if f.rule == "http.newer_client")
+    assert refused.passed is False and 'Unrecognized field "elicitation"' in refused.message
+    assert item(Report("strict", findings=strict), 4).result == "FAIL"
+    assert item(Report("tolerant", findings=tolerant, url="x"), 4).result == "pass"
