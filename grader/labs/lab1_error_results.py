@@ -407,14 +407,23 @@ def decide_unseen_budgets(host) -> None:
 # --- part D: local recovery and the escalation envelope ---------------------------------------------
 #
 # Generated runs: each endpoint answers each item with a list of results (the last one repeats). Their
-# transient errors hint a wait shorter than backoff_delay(1), so the waits are exactly
-# backoff_delay(attempt), attempt counted on each endpoint anew.
+# transient errors hint a wait (retryAfterSeconds) that depends on the item: shorter than any backoff,
+# or longer than the first backoffs, so the waits are retry_delay(hint, attempt), attempt counted on
+# each endpoint anew, and a recover() that ignores the hint waits too little.
 
 Run = tuple[list[str], list[str], dict[str, dict[str, list[str]]], int]  # items, endpoints, kinds per endpoint and item, max_attempts
 
 
 def ok(item: str) -> dict[str, Any]:
     return taxonomy.success_result(f"Record {item} fetched.", {"record": {"id": item, "source": "ledger"}})
+
+
+RETRY_HINTS = (0.1, 1.25, 3.0)  # seconds: shorter than backoff_delay(1), between the 2nd and 3rd backoffs, longer than the 3rd
+
+
+def hint_of(item: str) -> float:
+    """The retryAfterSeconds an item's transient errors carry: fixed per item, different across items."""
+    return RETRY_HINTS[sum(map(ord, item)) % len(RETRY_HINTS)]
 
 
 def step(kind: str, item: str) -> dict[str, Any]:
@@ -425,7 +434,7 @@ def step(kind: str, item: str) -> dict[str, Any]:
     if kind == "not_found":
         return taxonomy.not_found_error(f"The ledger has no {item}.", code="RECORD_NOT_FOUND")
     if kind == "transient":
-        return taxonomy.transient_error(f"{item}: the ledger did not answer in time.", retry_after_seconds=0.1)
+        return taxonomy.transient_error(f"{item}: the ledger did not answer in time.", retry_after_seconds=hint_of(item))
     if kind == "validation":
         return taxonomy.validation_error(f"{item}: the date range is inverted.", field="date_range", reason="start after end")
     if kind == "business":
@@ -455,10 +464,16 @@ KIND_WORDS = {
 }
 
 
+def kind_words(kind: str, item: str) -> str:
+    if kind == "transient":
+        return f"a transient error hinting {hint_of(item):g} s"
+    return KIND_WORDS[kind]
+
+
 def run_text(run: Run) -> str:
     items, endpoints, kinds, max_attempts = run
     answers = "; ".join(
-        f"{endpoint} answers {item} with {', '.join(KIND_WORDS.get(k, k) for k in seq)}" + (" (and again)" if seq[-1] == "transient" else "")
+        f"{endpoint} answers {item} with {', '.join(kind_words(k, item) for k in seq)}" + (" (and again)" if seq[-1] == "transient" else "")
         for endpoint in endpoints
         for item, seq in kinds[endpoint].items()
     )
@@ -548,7 +563,7 @@ def expect_run_like_reference(host, run: Run) -> None:
     where = f"With {run_text(run)}"
     expect_calls(calls, want_calls, where)
     expect_status(envelope, want["status"], where)
-    expect(sleeps == want_sleeps, f"{where}: the waits must be backoff_delay of each attempt that failed, {want_sleeps}; yours were {sleeps}.")
+    expect(sleeps == want_sleeps, f"{where}: the waits must be retry_delay of each attempt that failed (the server's hint when it asks for longer than the backoff), {want_sleeps}; yours were {sleeps}.")
     key = "results" if want["status"] == "complete" else "partialResults"
     expect_entries(envelope, key, [{k: e[k] for k in ("item", "endpoint", "data")} for e in want[key]], where)
     attempts = envelope.get("attempts")

@@ -676,8 +676,10 @@ def decide_unclassified_escalates(host) -> None:
 # --- part D: local recovery and the escalation envelope ------------------------------------------
 #
 # A run: items, endpoints, a script (each endpoint answers each item with a list of results, the last
-# one repeating) and max_attempts. The waits are backoff_delay(attempt), the schedule the kit hands the
-# learner; the transient errors of these runs hint no longer wait than that.
+# one repeating) and max_attempts. The waits are retry_delay(hint, attempt), as the kit hands it to the
+# learner: the server's retryAfterSeconds when it asks for longer than backoff_delay(attempt), else the
+# backoff. Most transient errors here hint no longer than the backoff; recover_backoff's last run hints
+# longer, so a recover() that ignores the hint (or always waits the hint alone) fails there.
 
 
 def ok(item: str) -> dict[str, Any]:
@@ -740,14 +742,19 @@ def transient(words: str = "The upstream timed out.") -> dict[str, Any]:
     return error(words, errorCategory="transient", isRetryable=True, code="UPSTREAM_TIMEOUT", retryAfterSeconds=0.25)
 
 
-@checks.check("recover_backoff", points=2, title="transient failures are retried locally with growing waits", mistake="retries without backoff")
+@checks.check(
+    "recover_backoff",
+    points=2,
+    title="transient failures are retried locally, waiting the server's hint or a growing backoff",
+    mistake="retries without backoff, or sooner than the server's retry hint",
+)
 def recover_backoff(host) -> None:
     envelope, calls, sleeps = run_recover(host, ["A"], ["primary"], {"primary": {"A": [TRANSIENT, TRANSIENT, ok("A")]}})
     expect(envelope.get("status") == "complete", f"Two transient failures then a success must end 'complete'; got status {envelope.get('status')!r}.")
     expect(len(calls) == 3, f"Two failures then a success take 3 calls; yours made {len(calls)}.")
     expect(len(sleeps) == 2, f"There must be a wait before each of the 2 retries; yours waited {len(sleeps)} time(s).")
     want_sleeps = [backoff_delay(1), backoff_delay(2)]
-    expect(sleeps == want_sleeps, f"The waits must be backoff_delay of each failed attempt, {want_sleeps}, growing (exponential backoff); yours were {sleeps}.")
+    expect(sleeps == want_sleeps, f"The waits must be retry_delay of each failed attempt, {want_sleeps}, growing (exponential backoff: the 0.5 s hint asks for no longer); yours were {sleeps}.")
     expect(done_items(envelope, "results") == ["A"], "A complete envelope lists every item's result under 'results'.")
     entry = envelope["results"][0]
     expect(
@@ -766,9 +773,21 @@ def recover_backoff(host) -> None:
     expect_calls(calls, [["solo", "A"]] * 2 + [["solo", "B"]] * 5, where)
     expect_status(envelope, "complete", where)
     want_sleeps = [backoff_delay(1), backoff_delay(1), backoff_delay(2), backoff_delay(3), backoff_delay(4)]
-    expect(sleeps == want_sleeps, f"{where}: the waits must be backoff_delay of each failed attempt, {want_sleeps}; yours were {sleeps}.")
+    expect(sleeps == want_sleeps, f"{where}: the waits must be retry_delay of each failed attempt, {want_sleeps} (the 0.25 s hint asks for no longer than the backoff); yours were {sleeps}.")
     expect_entries(envelope, "results", [{"item": "A", "endpoint": "solo", "data": data("A")}, {"item": "B", "endpoint": "solo", "data": data("B")}], where)
     expect_attempts(envelope, ["solo"], 5, where)
+    # The server asks for 1.5 s: longer than the first two backoffs (0.5 s, 1 s), shorter than the third (2 s).
+    where = "With item 'H', one endpoint 'main' and max_attempts 4 (H fails 3 times with a transient error hinting retryAfterSeconds 1.5, then answers)"
+    hinted = error("The ledger is rate-limited; retry after 1.5 seconds.", errorCategory="transient", isRetryable=True, code="RATE_LIMITED", retryAfterSeconds=1.5)
+    envelope, calls, sleeps = run_recover(host, ["H"], ["main"], {"main": {"H": [hinted] * 3 + [ok("H")]}}, max_attempts=4)
+    expect_calls(calls, [["main", "H"]] * 4, where)
+    expect_status(envelope, "complete", where)
+    want_sleeps = [1.5, 1.5, 2.0]
+    expect(
+        sleeps == want_sleeps,
+        f"{where}: the waits must be retry_delay of each failed attempt, {want_sleeps}: the server's 1.5 s while it is longer "
+        f"than backoff_delay (0.5 s, 1 s), then the backoff (2 s); never sooner than the server asked. Yours were {sleeps}.",
+    )
 
 
 @checks.check("recover_cap_and_failover", points=2, title="the retry cap holds per endpoint, then the fallback endpoint is used", mistake="retries without a cap")

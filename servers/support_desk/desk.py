@@ -9,6 +9,7 @@ functions to MCP; lessons and the lab reuse the data and the rules from here.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from grader.taxonomy import (
@@ -33,8 +34,25 @@ from servers.support_desk.world import (  # noqa: F401 - the desk's world, re-ex
 )
 
 
+@dataclass
 class Desk(DeskState):
-    """The desk's rules over a DeskState; each method is one tool."""
+    """The desk's rules over a DeskState; each method is one tool.
+
+    ``reads_down``: the orders database does not answer, so the two reads fail as transient errors
+    after the caller's scope and the input are checked (lesson 01 serves a stale cached read then).
+    """
+
+    reads_down: bool = False
+
+    def _unreadable(self) -> dict[str, Any] | None:
+        if not self.reads_down:
+            return None
+        return transient_error(
+            "The orders database did not answer (timed out after 5 s); nothing was read. "
+            "Retry this call in a second.",
+            retry_after_seconds=1.0,
+            code="ORDERS_DB_UNAVAILABLE",
+        )
 
     def _denied(self, scope: str, action: str) -> dict[str, Any] | None:
         if self.caller.can(scope):
@@ -61,6 +79,8 @@ class Desk(DeskState):
                 field="status",
                 reason=f"must be one of {', '.join(STATUSES)}",
             )
+        if down := self._unreadable():
+            return down
         found = [
             order
             for order in ORDERS
@@ -87,6 +107,8 @@ class Desk(DeskState):
                 field="order_id",
                 reason="must match ORD-NNNN",
             )
+        if down := self._unreadable():
+            return down
         order = next((o for o in ORDERS if o["orderId"] == order_id), None)
         if order is None:
             return not_found_error(

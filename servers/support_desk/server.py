@@ -3,7 +3,8 @@
 Configuration, read when the server starts (so a test or a lesson can choose it):
 ``DESK_ROLE`` (guest, agent, supervisor; default agent), ``DESK_FAIL_FIRST`` (the first N
 payment-gateway calls fail), ``DESK_FAILURE_RATE`` and ``DESK_SEED`` (a repeatable share
-of the rest fail).
+of the rest fail), ``DESK_READS_DOWN`` (1: the orders database does not answer, so
+``search_orders`` and ``get_order`` return transient errors; default 0).
 """
 
 from __future__ import annotations
@@ -36,9 +37,12 @@ def desk_from_env(env: Mapping[str, str]) -> Desk:
         )
         if not 0 <= gateway.failure_rate <= 1:
             raise ValueError(f"DESK_FAILURE_RATE={gateway.failure_rate} is outside 0..1")
+        reads_down = env.get("DESK_READS_DOWN", "0")
+        if reads_down not in ("0", "1"):
+            raise ValueError(f"DESK_READS_DOWN={reads_down!r} is not 0 or 1")
     except ValueError as exc:
-        raise SystemExit(f"Bad desk fault-injection setting ({exc}); DESK_FAIL_FIRST and DESK_SEED are whole numbers, DESK_FAILURE_RATE a number from 0 to 1.") from None
-    return Desk(Caller(role), gateway)
+        raise SystemExit(f"Bad desk fault-injection setting ({exc}); DESK_FAIL_FIRST and DESK_SEED are whole numbers, DESK_FAILURE_RATE a number from 0 to 1, DESK_READS_DOWN 0 or 1.") from None
+    return Desk(Caller(role), gateway, reads_down=reads_down == "1")
 
 
 def build_server(desk: Desk | None = None):

@@ -307,12 +307,12 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     # part D: recover
     (
         "backoff_does_not_grow",
-        (("""sleep(backoff_delay(attempt))""", """sleep(backoff_delay(1))"""),),
+        (("""sleep(retry_delay(last["structuredContent"], attempt))""", """sleep(retry_delay(last["structuredContent"], 1))"""),),
         {"recover_backoff", "recover_unseen_runs", "recover_unseen_escalations"},
     ),
     (
         "retries_without_waiting",
-        (("""                    sleep(backoff_delay(attempt))\n""", ""),),
+        (("""                    sleep(retry_delay(last["structuredContent"], attempt))\n""", ""),),
         {"recover_backoff", "recover_unseen_runs", "recover_unseen_escalations"},
     ),
     (
@@ -330,6 +330,18 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
         "run_served_by_the_fallback_reported_as_degraded",
         (("""return {"status": "complete", "results": results,""", """return {"status": "complete" if len(tried) == 1 else "degraded", "results": results,"""),),
         {"recover_cap_and_failover", "recover_unseen_runs"},
+    ),
+    (
+        "ignores_the_retry_hint",
+        (("""sleep(retry_delay(last["structuredContent"], attempt))""", """sleep(backoff_delay(attempt))"""),),
+        # The lesson's rule: never retry sooner than the server's retryAfterSeconds asks.
+        {"recover_backoff", "recover_unseen_runs", "recover_unseen_escalations"},
+    ),
+    (
+        "waits_the_hint_alone",
+        (("""sleep(retry_delay(last["structuredContent"], attempt))""", """sleep(last["structuredContent"].get("retryAfterSeconds", backoff_delay(attempt)))"""),),
+        # A short hint must not cut the backoff short: the waits still grow.
+        {"recover_backoff", "recover_unseen_runs", "recover_unseen_escalations"},
     ),
     (
         "validation_replayed_in_recover",
@@ -408,7 +420,7 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     # Mistakes a check on the one case it shows would miss: each is caught on generated cases of the same kind.
     (
-        "business_code_fixed_to_the_seed_example",
+        "business_code_fixed_to_the_exam_guides_example",
         (("""return error_result("business", message, code, False,""", """return error_result("business", message, "REFUND_LIMIT_EXCEEDED", False,"""),),
         {"results_business", "results_unseen_arguments"},
     ),
@@ -511,7 +523,7 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "backoff_counts_the_retries_of_the_whole_run",
-        (("""sleep(backoff_delay(attempt))""", """sleep(backoff_delay(retries + 1))"""),),
+        (("""sleep(retry_delay(last["structuredContent"], attempt))""", """sleep(retry_delay(last["structuredContent"], retries + 1))"""),),
         {"recover_backoff", "recover_unseen_runs", "recover_unseen_escalations"},
     ),
 ]
@@ -738,7 +750,7 @@ class Recorder:
 def test_the_blank_template_has_no_solution_left() -> None:
     assert "BEGIN SOLUTION" not in BLANK
     assert BLANK.count("raise NotImplementedError()") == 13
-    assert "backoff_delay(attempt)" not in BLANK
+    assert "retry_delay(" not in BLANK
 
 
 def test_the_blank_template_fails_every_check_saying_the_function_is_not_written_yet() -> None:

@@ -371,3 +371,29 @@ def test_the_kits_retry_delay_is_the_reference_one_the_longer_of_the_hint_and_th
     assert [kit.retry_delay({"retryAfterSeconds": 1.5}, n) for n in (1, 2, 3)] == [1.5, 1.5, 2.0]
     assert [kit.retry_delay({"retryAfterSeconds": 0.1}, n) for n in (1, 2)] == [kit.backoff_delay(1), kit.backoff_delay(2)]
     assert kit.retry_delay({}, 3) == kit.backoff_delay(3)
+
+
+async def test_with_the_orders_database_down_both_reads_are_retryable_transient_errors() -> None:
+    the_desk = Desk(Caller("agent"), PaymentGateway(), reads_down=True)
+
+    for tool, arguments in (("search_orders", {"customer_email": "alice@example.com"}), ("get_order", {"order_id": "ORD-1001"})):
+        result = await call(the_desk, tool, arguments)
+        assert_error_shape(result, "transient", True)
+        assert structured(result)["code"] == "ORDERS_DB_UNAVAILABLE"
+        assert structured(result)["retryAfterSeconds"] == 1.0
+
+
+async def test_with_the_orders_database_down_scope_and_input_are_still_checked_first() -> None:
+    guest = Desk(Caller("guest"), PaymentGateway(), reads_down=True)
+    agent = Desk(Caller("agent"), PaymentGateway(), reads_down=True)
+
+    assert_error_shape(await call(guest, "search_orders", {"customer_email": "alice@example.com"}), "permission", False)
+    assert_error_shape(await call(agent, "get_order", {"order_id": "1001"}), "validation", False)
+
+
+def test_desk_from_env_reads_the_orders_database_switch_and_rejects_other_values() -> None:
+    assert desk_from_env({"DESK_READS_DOWN": "1"}).reads_down is True
+    assert desk_from_env({}).reads_down is False
+    with pytest.raises(SystemExit) as exit_info:
+        desk_from_env({"DESK_READS_DOWN": "yes"})
+    assert "DESK_READS_DOWN='yes' is not 0 or 1" in str(exit_info.value.code)

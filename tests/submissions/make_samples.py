@@ -138,6 +138,9 @@ MISTAKES["lab1_error_results"] = {
 """,
         )
     ],
+    "ignores_the_retry_hint": [
+        ("""sleep(retry_delay(last["structuredContent"], attempt))""", """sleep(backoff_delay(attempt))"""),
+    ],
     "retry_count_per_item": [
         (
             """    for item in items:
