@@ -45,6 +45,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--limiter", choices=LIMITER_MODES, default="up", help="the limiter's store: up, or down and failing open or closed")
     p.add_argument("--exit-after", type=int, help="exit after answering this many requests")
     p.add_argument("--instructions", help="the server's instructions (default: the built-in English text)")
+    p.add_argument("--stdio", action="store_true", help="serve over stdio instead (only --exit-after and --instructions apply)")
     return p
 
 
@@ -62,6 +63,9 @@ def main(argv: list[str] | None = None) -> None:
         options = Options(**{k: (tuple(v) if k == "trusted_proxies" else v) for k, v in vars(args).items() if k in names})
     except ValueError as exc:
         raise SystemExit(f"python -m servers.remote: {exc}") from None
+    if args.stdio:
+        serve_stdio(args.exit_after, args.instructions)
+        return
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -89,6 +93,30 @@ def main(argv: list[str] | None = None) -> None:
         asyncio.run(server.serve(sockets=[sock]))
     except KeyboardInterrupt:
         pass
+
+
+def serve_stdio(exit_after: int | None, instructions: str | None) -> None:
+    """The same server over stdio; with ``exit_after`` N the process dies when request N+1 arrives."""
+    import os
+
+    from servers.remote.server import build_server
+    from servers.toolkit import run_stdio
+
+    server = build_server(instructions)
+    answered = 0
+
+    async def die_after(ctx, call_next):
+        nonlocal answered
+        if getattr(ctx, "request_id", None) is not None:
+            if exit_after is not None and answered >= exit_after:
+                sys.stderr.write(f"servers.remote: exiting after {answered} requests (exit_after={exit_after})\n")
+                sys.stderr.flush()
+                os._exit(0)  # as a crash would: no reply, no goodbye
+            answered += 1
+        return await call_next(ctx)
+
+    server._lowlevel_server.middleware.append(die_after)
+    run_stdio(server)
 
 
 class Running:

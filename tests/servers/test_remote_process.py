@@ -7,7 +7,9 @@ import sys
 import time
 
 import httpx
+from mcp.shared.exceptions import MCPError
 
+from servers.client import connect
 from servers.remote import connect_http, running
 
 ACCEPT = {"Accept": "application/json, text/event-stream"}
@@ -83,3 +85,18 @@ def test_a_bad_flag_stops_the_server_with_a_sentence_not_a_traceback() -> None:
     )
     assert finished.returncode != 0
     assert "write requests/seconds" in finished.stderr and "Traceback" not in finished.stderr
+
+
+def test_over_stdio_the_server_dies_after_exit_after_requests_and_nothing_starts_it_again() -> None:
+    # Request 1 is the client's discovery; 2 and 3 are answered; 4 finds the process gone.
+    with connect("remote", args=("--stdio", "--exit-after", "3"), timeout=30) as session:
+        tools = session.tools()
+        found = session.call("search_articles", query="oauth")
+        failures = []
+        for _ in range(2):
+            try:
+                session.call("search_articles", query="oauth")
+            except MCPError as exc:
+                failures.append(str(exc))
+    assert len(tools) == 2 and found["structuredContent"]["status"] == "ok"
+    assert failures == ["Connection closed", "Connection closed"]
