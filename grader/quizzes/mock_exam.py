@@ -50,7 +50,11 @@ four options and one best answer.
 
 Answer from what you know, without the lessons open: the score is most useful as an honest measure. The key follows
 the exam guide. On the few points where Claude Code behaves differently today, the feedback gives the exam's answer
-and then says what Claude Code does instead. Your points per theme show which lessons to revisit.
+and then says what Claude Code does instead.
+
+Each theme is one lesson's subject: structured tool errors (lesson 01), server scopes (02), variable expansion
+(03), tools, resources and prompts (04), server integration (05 and 05b). Your points per theme show which
+lessons to revisit.
 """
 
 QUESTIONS = [
@@ -69,7 +73,7 @@ QUESTIONS = [
         },
         answer="C",
         explanation=(
-            "**C.** A timeout is `transient` (like a 5xx, a rate limit or a reset connection), the one category "
+            "A timeout is `transient` (like a 5xx, a rate limit or a reset connection), the one category "
             f"whose typical `isRetryable` is `true`: the subagent backs off and retries locally ({TAXONOMY}). The "
             "other three are `isRetryable: false`. **A** is `business` (a policy, limit or state rule): show the "
             "customer the explanation and stop. **B** is `validation` (a schema mismatch or a bad enum value): fix "
@@ -92,7 +96,7 @@ QUESTIONS = [
         },
         answer="A",
         explanation=(
-            "**A.** User scope is stored in `~/.claude.json`, is shared by all your projects and is not shared "
+            "User scope is stored in `~/.claude.json`, is shared by all your projects and is not shared "
             f"through git: the place for personal utilities you need everywhere ({SCOPES}). **B** uses the default, "
             "local scope: private too, but tied to the one project where you ran the command. **C** writes "
             "`.mcp.json`, which is committed, so every teammate gets your server. **D** mixes up two meanings of "
@@ -115,15 +119,15 @@ QUESTIONS = [
         },
         answer="D",
         explanation=(
-            "**D.** Tools are model-controlled actions that may have side effects; resources are read-only content "
+            "Tools are model-controlled actions that may have side effects; resources are read-only content "
             "identified by a URI and controlled by the application or user; prompts are ready-made templates the "
             f"user invokes, such as slash commands or menu items ({OVERVIEW}; {EMPHASES}). **A** erases the "
             "distinction the exam tests. **B** swaps the tool and the resource. **C** hands the resource to the "
             "model and the prompt to the application; a prompt runs because the user chose it."
         ),
         claude_code=(
-            "you attach a resource with an `@` mention (`@<server>:incidents://open`), and Claude Code also gives "
-            "Claude tools to list and read MCP resources, so the model can fetch one itself. Prompts appear as "
+            "besides the `@` mention with which you attach a resource (`@<server>:incidents://open`), it gives "
+            "Claude tools to list and read MCP resources, so the model can also fetch one itself. Prompts appear as "
             f"commands such as `/mcp__<server>__summarize-incident` ({DOCS_RESOURCES}; {DOCS_PROMPTS})."
         ),
     ),
@@ -142,7 +146,7 @@ QUESTIONS = [
         },
         answer="B",
         explanation=(
-            "**B.** `${VAR:-default}` gives the value of `VAR` when it is set and `default` otherwise, and expansion "
+            "`${VAR:-default}` gives the value of `VAR` when it is set and `default` otherwise, and expansion "
             f"applies in `url` ({EXPANSION}). **A**: the reference is expanded, not kept. **C**: an unset variable "
             "takes the default; only a variable set to the empty string counts as set and would give `/mcp` "
             f"({DOCS_EMPTY}). **D**: \"parsing fails\" is the exam guide's rule for `${{VAR}}` *without* a default; "
@@ -164,7 +168,7 @@ QUESTIONS = [
         },
         answer="B",
         explanation=(
-            "**B.** MCP is an open protocol on JSON-RPC 2.0 that connects hosts to servers through a stateful "
+            "MCP is an open protocol on JSON-RPC 2.0 that connects hosts to servers through a stateful "
             "session with capability negotiation: in `initialize`, client and server declare what they support, "
             f"and that holds for the session ({OVERVIEW}). The same exchange is where a strict server can trip over "
             f"a newer client's capabilities ({MISTAKES_VERSIONS}). **A** probes blindly and can fail in the middle "
@@ -189,7 +193,7 @@ QUESTIONS = [
         },
         answer="D",
         explanation=(
-            "**D.** Errors that come from the tool itself are reported inside the `CallToolResult` with "
+            "Errors that come from the tool itself are reported inside the `CallToolResult` with "
             "`isError: true` (the flag defaults to false), and `structuredContent` carries `errorCategory` and "
             f"`isRetryable`, so the agent knows to back off and retry ({IS_ERROR}). **A**: a JSON-RPC protocol "
             "error is invisible to the model, which must see the failure to recover. **B** is the exam guide's "
@@ -213,7 +217,7 @@ QUESTIONS = [
         },
         answer="A",
         explanation=(
-            "**A.** A tool is model-controlled: use one when the agent must decide whether to do something, and "
+            "A tool is model-controlled: use one when the agent must decide whether to do something, and "
             "for anything that changes state, calls an external API or takes arguments the model must reason "
             f"about. The exam guide lists `run_sql(query)` among its tool examples ({TOOLS_RESOURCES}). Mark it "
             f"`readOnlyHint: true` so clients know it changes nothing ({MISTAKES_READ_ONLY}). **B**: being "
@@ -239,7 +243,7 @@ QUESTIONS = [
         },
         answer="C",
         explanation=(
-            "**C.** When one server name exists in several scopes, local wins, then project, then user, then plugin "
+            "When one server name exists in several scopes, local wins, then project, then user, then plugin "
             "servers, then claude.ai connectors. This order lets a developer override the team's configuration "
             f"locally without editing `.mcp.json` ({SCOPES}). **A** works only until someone commits by mistake, "
             "which is what the precedence is there to avoid. **B** fails: user scope ranks below project scope, so "
@@ -261,7 +265,7 @@ QUESTIONS = [
         },
         answer="D",
         explanation=(
-            "**D.** Protocol errors are reserved for cases such as \"tool not found\" or a server that does not "
+            "Protocol errors are reserved for cases such as \"tool not found\" or a server that does not "
             "support tool calls. Errors that come from the tool itself go inside the result with `isError: true`, "
             "because protocol errors are invisible to the model, and the model must see a failure to correct "
             f"itself ({IS_ERROR}; {EMPHASES}). **A** is a `transient` tool error. **B** is a `validation` tool "
@@ -285,7 +289,7 @@ QUESTIONS = [
         },
         answer="A",
         explanation=(
-            "**A.** The specification defines stdio (a local subprocess), Streamable HTTP (`streamable-http` in the "
+            "The specification defines stdio (a local subprocess), Streamable HTTP (`streamable-http` in the "
             "specification, `http` in Claude Code's configuration) and the deprecated SSE transport "
             f"({OVERVIEW}). A local process that needs direct access to the machine is a stdio server; a server "
             "with an address is Streamable HTTP, the recommended transport for remote servers "
@@ -310,14 +314,14 @@ QUESTIONS = [
         },
         answer="C",
         explanation=(
-            "**C.** The exam guide defines `${VAR}` as the value of `VAR`, with parsing failing when the variable "
+            "The exam guide defines `${VAR}` as the value of `VAR`, with parsing failing when the variable "
             f"is not set; `${{VAR:-default}}` is the form for a value that may be missing ({EXPANSION}). Give this "
             "answer on the exam. **A**: an unset variable is not an empty one. **B**: expansion never asks anyone "
             "anything. **D**: values come from the environment Claude Code runs in, not from files in the "
             "repository."
         ),
         claude_code=(
-            "it loads the configuration anyway, as its docs say and as Claude Code 2.1.332 was observed to do: the "
+            "it loads the configuration anyway (its docs say so, and 2.1.332 was observed doing it): the "
             "argument stays the literal text `${DATABASE_URL_RO}`, and `claude mcp list` and `/mcp` warn by name "
             "(`Missing environment variables: DATABASE_URL_RO`). Set the variable or add a `:-default` "
             f"({DOCS_EXPANSION}; {DOCS_WARNINGS})."
@@ -339,7 +343,7 @@ QUESTIONS = [
         },
         answer="B",
         explanation=(
-            "**B.** The validation branch of the decision tree: re-plan with corrected input; do NOT replay the "
+            "The validation branch of the decision tree: re-plan with corrected input; do NOT replay the "
             f"same call ({TREE}). The message says exactly what to fix, which is why errors carry human-readable "
             "text as well as a category. **A** replays a call that fails the same way every time. **C** is the "
             "permission branch; nothing here is about access. **D** is the business branch; the customer broke no "
@@ -362,7 +366,7 @@ QUESTIONS = [
         },
         answer="A",
         explanation=(
-            "**A.** This is the content-catalog pattern: instead of `list_issues` followed by `get_issue` for every "
+            "This is the content-catalog pattern: instead of `list_issues` followed by `get_issue` for every "
             "match (an exploratory N+1), the server exposes a resource such as `issues://summary` that the host "
             "can attach; the agent sees the catalog in context and makes the relevant `get_issue` call directly "
             f"({TOOLS_RESOURCES}). **B** saves round trips but still pulls all 40 bodies into context, and the "
@@ -385,7 +389,7 @@ QUESTIONS = [
         },
         answer="D",
         explanation=(
-            "**D.** Project-scope servers ask for the user's approval when a session first loads them, and "
+            "Project-scope servers ask for the user's approval when a session first loads them, and "
             f"`claude mcp reset-project-choices` resets the choices ({SCHEMA}); until you approve, "
             f"`claude mcp list` shows the server as pending approval ({DOCS_STATUS}). **A**: a shared file that "
             "starts processes on your machine is exactly what needs your consent. **B**: `.mcp.json` is a scope of "
@@ -410,7 +414,7 @@ QUESTIONS = [
         },
         answer="C",
         explanation=(
-            "**C.** Inside Claude Code, `/mcp` lists every connected server with the number of tools, resources "
+            "Inside Claude Code, `/mcp` lists every connected server with the number of tools, resources "
             "and prompts it declares, its authentication state and any current reconnection backoff; it is also "
             f"where OAuth starts ({VERIFY}). **A**: `Added ...` means the configuration was written, not that the "
             f"server connected ({DOCS_STATUS}). **B**: a file that parses says nothing about a server that fails to "
@@ -434,7 +438,7 @@ QUESTIONS = [
         },
         answer="B",
         explanation=(
-            "**B.** The business branch of the decision tree: surface `customerMessage`; stop; do NOT retry. A "
+            "The business branch of the decision tree: surface `customerMessage`; stop; do NOT retry. A "
             f"broken business rule breaks the same way on every attempt ({TREE}). **A** ignores "
             "`isRetryable: false`; retrying what cannot succeed is how runaway \"tool storms\" start. **C** works "
             "around a policy on the agent's own authority; in the exam guide's example, the text asks the customer "
@@ -457,7 +461,7 @@ QUESTIONS = [
         },
         answer="C",
         explanation=(
-            f"**C.** Expansion applies in `command`, `args`, `env`, `url` and `headers` ({EXPANSION}; "
+            f"Expansion applies in `command`, `args`, `env`, `url` and `headers` ({EXPANSION}; "
             f"{DOCS_EXPANSION}). **A** and **B** are outside those fields: a server's name and its `type` stay as "
             "written, so a variable can neither rename a server nor choose its transport (observed in Claude Code "
             "2.1.332). **D**: Claude Code expands the configuration entry, not files the server opens later; the "
@@ -479,7 +483,7 @@ QUESTIONS = [
         },
         answer="A",
         explanation=(
-            "**A.** Schema introspection is the exam guide's second catalog example: exposing `db://schema` as a "
+            "Schema introspection is the exam guide's second catalog example: exposing `db://schema` as a "
             "resource turns \"which columns does orders have?\" into an answer without a single tool call; "
             f"resources are read-only, addressed by URI and cache well ({TOOLS_RESOURCES}). **B**: a read-only hint "
             "tells clients the tool changes nothing; the call remains. **C** bloats every tool description, and "
@@ -504,17 +508,16 @@ QUESTIONS = [
         },
         answer="D",
         explanation=(
-            "**D.** HTTP and SSE servers reconnect automatically up to five times with exponential backoff; stdio "
+            "HTTP and SSE servers reconnect automatically up to five times with exponential backoff; stdio "
             "servers, being local subprocesses, are not reconnected, and `/mcp` shows any backoff in progress "
             f"({VERIFY}). **A** extends automatic reconnection to stdio. **B** forgets that remote servers "
             "reconnect. **C** reverses the rule."
         ),
         claude_code=(
-            "in an interactive session it behaves as the exam guide says: the first delay is one second and "
-            "doubles each time, after five failures the server is marked failed, and a stdio server that exited "
-            "is marked failed until you choose Reconnect in `/mcp`. In `claude -p` runs and Agent SDK sessions, "
-            "though, it restarts an exited stdio server the next time Claude calls one of its tools "
-            f"({DOCS_RECONNECT})."
+            "in `claude -p` runs and Agent SDK sessions it restarts an exited stdio server the next time Claude "
+            "calls one of its tools. In an interactive session it matches the exam guide: a remote server's first "
+            "delay is one second and doubles each time, after five failures the server is marked failed, and a "
+            f"stdio server that exited stays failed until you choose Reconnect in `/mcp` ({DOCS_RECONNECT})."
         ),
     ),
     Question(
@@ -533,7 +536,7 @@ QUESTIONS = [
         },
         answer="A",
         explanation=(
-            "**A.** The permission branch of the decision tree: escalate to the coordinator with the missing scope "
+            "The permission branch of the decision tree: escalate to the coordinator with the missing scope "
             f"or role ({TREE}). **B** turns an access failure into an empty result; the agent learned nothing about "
             f"the orders ({RECOVERY}). **C** retries an error marked `isRetryable: false`. **D** is the validation "
             "branch; no change of input grants a scope."
@@ -555,7 +558,7 @@ QUESTIONS = [
         },
         answer="B",
         explanation=(
-            "**B.** For a name defined in several scopes, the order is local, then project, then user, then plugin "
+            "For a name defined in several scopes, the order is local, then project, then user, then plugin "
             f"servers, then claude.ai connectors ({SCOPES}). **A** holds only for local scope, which sits above "
             "project scope; to use your own `db` here, add it in local scope. **C**: Claude Code connects to a name "
             "once, using the highest-priority definition. **D**: it uses that source's whole entry and never "
@@ -579,7 +582,7 @@ QUESTIONS = [
         },
         answer="C",
         explanation=(
-            "**C.** Commit `.mcp.json` with placeholders such as `${GITHUB_TOKEN}` and keep the real tokens in each "
+            "Commit `.mcp.json` with placeholders such as `${GITHUB_TOKEN}` and keep the real tokens in each "
             "developer's shell, the CI runner or 1Password CLI; expansion is there to keep secrets out of git "
             f"({EXPANSION}; {EMPHASES}). **A**: a private repository still copies the token into every clone, fork "
             "and backup, and its history keeps it. **B** commits the token all the same, as the default. **D**: "
@@ -602,7 +605,7 @@ QUESTIONS = [
         },
         answer="D",
         explanation=(
-            "**D.** `/mcp` is where you start the OAuth flow for remote servers that answer 401/403 with a "
+            "`/mcp` is where you start the OAuth flow for remote servers that answer 401/403 with a "
             f"`WWW-Authenticate` header ({VERIFY}). Claude Code marks such a server as needing authentication and "
             "finds its authorization server from that header; `claude mcp login <name>` starts the same flow from "
             f"a shell ({DOCS_AUTH}). **A**: retrying does not fix an authentication error; it needs a login "
@@ -626,7 +629,7 @@ QUESTIONS = [
         },
         answer="B",
         explanation=(
-            "**B.** The subagent owns local recovery from transient failures: retry with backoff, switch to a "
+            "The subagent owns local recovery from transient failures: retry with backoff, switch to a "
             "fallback endpoint, or serve a stale cached read, with attempts capped (for example at 3); it escalates "
             f"only when the error is not retryable or the local budget is spent ({RECOVERY}; {TREE}). **A** pushes "
             "a recoverable error upward. **C** has neither backoff nor a cap: a runaway \"tool storm\". **D** passes "
@@ -649,7 +652,7 @@ QUESTIONS = [
         },
         answer="C",
         explanation=(
-            "**C.** Prompts are user-controlled templates, invoked by the user's choice as slash commands or menu "
+            "Prompts are user-controlled templates, invoked by the user's choice as slash commands or menu "
             f"items ({OVERVIEW}). Claude Code offers a server's prompts as commands and passes arguments separated "
             f"by spaces ({DOCS_PROMPTS}). **A** leaves the decision with the model, however the description is "
             "worded. **B** is context that the application attaches, not something anyone invokes. **D**: "
@@ -674,7 +677,7 @@ QUESTIONS = [
         },
         answer="A",
         explanation=(
-            "**A.** Every entry has a `type`: `stdio`, `http` (alias `streamable-http`) or `sse`. A stdio entry "
+            "Every entry has a `type`: `stdio`, `http` (alias `streamable-http`) or `sse`. A stdio entry "
             "takes `command` with optional `args` and `env`; an http or sse entry takes `url` with optional "
             f"`headers` ({SCHEMA}). **B** puts the http entry's values in stdio's fields. **C** declares stdio, "
             "which has no `url`. **D** has no `type`: Claude Code reads an entry without one as stdio, and skips "
@@ -697,7 +700,7 @@ QUESTIONS = [
         },
         answer="D",
         explanation=(
-            "**D.** A valid empty result (\"no orders match this filter\") is not an error: `isError: false` with "
+            "A valid empty result (\"no orders match this filter\") is not an error: `isError: false` with "
             "empty content is the normal case. April is an access failure: the query never ran, so nothing is "
             f"known about April ({RECOVERY}; {EMPHASES}). **A** reports an access failure as \"no orders\", "
             "misstating the state to the user. **B** and **C** treat the empty result as a failure, so the "
@@ -719,7 +722,7 @@ QUESTIONS = [
         },
         answer="B",
         explanation=(
-            "**B.** The tools of all servers are discovered at the moment of connection and are available "
+            "The tools of all servers are discovered at the moment of connection and are available "
             "simultaneously, so one task can combine a Jira lookup, a GitHub change and a database query "
             f"({COVERS}). **A**: `/mcp` shows and manages servers; it does not switch between them. **C** confuses "
             "tools with resources, which `@` mentions attach. **D**: Claude Code names each tool "
@@ -749,7 +752,7 @@ QUESTIONS = [
         },
         answer="A",
         explanation=(
-            "**A.** The exam emphases say it outright: `${VAR}` and `${VAR:-default}` keep secrets out of git; "
+            "The exam emphases say it outright: `${VAR}` and `${VAR:-default}` keep secrets out of git; "
             f"they are not for runtime configuration logic ({EMPHASES}). A setup whose behaviour hinges on what "
             "each developer happened to export is hard to review and to reproduce. When one person needs a "
             "different variant, scopes do it: a local-scope entry overrides the project's without editing "
@@ -773,7 +776,7 @@ QUESTIONS = [
         },
         answer="B",
         explanation=(
-            "**B.** Because resources are addressed by URI and do not change state, they are cheaper to repeat and "
+            "Because resources are addressed by URI and do not change state, they are cheaper to repeat and "
             f"friendlier to caching than the same data wrapped in a tool call ({TOOLS_RESOURCES}). **A**: resources "
             "travel over the same JSON-RPC session as tools. **C**: resources are controlled by the application or "
             "the user; tools are the model-controlled primitive. **D**: nothing in MCP limits a tool to one caller."
@@ -796,7 +799,7 @@ QUESTIONS = [
         },
         answer="C",
         explanation=(
-            "**C.** An escalating subagent returns a structured envelope: the final `errorCategory`/`isRetryable`, "
+            "An escalating subagent returns a structured envelope: the final `errorCategory`/`isRetryable`, "
             "a description for the coordinator's logs, the partial results gathered before the failure, and what "
             "was attempted (which endpoints, how many retries), so that the coordinator does not repeat the work "
             f"({RECOVERY}). **A** drops the partial results and the record of attempts. **B** throws away 40 "
@@ -820,7 +823,7 @@ QUESTIONS = [
         },
         answer="D",
         explanation=(
-            f"**D.** Rich tool descriptions keep the agent from falling back to built-ins such as Grep ({COVERS}). "
+            f"Rich tool descriptions keep the agent from falling back to built-ins such as Grep ({COVERS}). "
             "The model decides from a tool's name, description and parameters alone, so the description says what "
             "the data is about, when to call, how to phrase the query and what to do with the result; check it by "
             "asking a real client a question without naming the tool and looking for the call in the server's log "
@@ -844,13 +847,13 @@ QUESTIONS = [
         },
         answer="C",
         explanation=(
-            "**C.** The exam guide's ladder goes by name: local, then project, then user, then plugin servers, then "
+            "The exam guide's ladder goes by name: local, then project, then user, then plugin servers, then "
             f"claude.ai connectors ({SCOPES}). Give this answer on the exam. **A** inverts the ladder. **B**: "
             "definitions are never merged. **D**: precedence exists precisely to settle such clashes without an "
             "error."
         ),
         claude_code=(
-            "its docs match duplicates by name only within the local, project and user scopes; plugin servers and "
+            "it matches duplicates by name only within the local, project and user scopes; plugin servers and "
             "claude.ai connectors are matched by endpoint (the same URL or command). This plugin's `github` points "
             "elsewhere, so it is not a duplicate: it loads next to yours as `plugin:<plugin>:github`, with tools "
             "named `mcp__plugin_<plugin>_github__<tool>`. Only a plugin server with the same endpoint as an enabled "
@@ -870,11 +873,11 @@ QUESTIONS = [
             "B": "Expansion does not apply in `args`, so only the default form makes Claude Code resolve the path.",
             "C": "It matters only until the reference moves into `env`, where the server expands it on its own.",
             "D": "`CLAUDE_PROJECT_DIR` is set in the server's environment, not Claude Code's, so at expansion time "
-            "it is unset.",
+            "it is usually unset.",
         },
         answer="D",
         explanation=(
-            "**D.** `${CLAUDE_PROJECT_DIR}` is set in the server's environment, not in Claude Code's, so using it at "
+            "`${CLAUDE_PROJECT_DIR}` is set in the server's environment, not in Claude Code's, so using it at "
             "the top level of `command` or `args` usually needs the default `${CLAUDE_PROJECT_DIR:-.}` "
             f"({EXPANSION}). The server process itself can read `CLAUDE_PROJECT_DIR` at run time, and plugin "
             f"configurations substitute it directly ({DOCS_INSTALL}). **A** is the very misconception the guide "
@@ -897,7 +900,7 @@ QUESTIONS = [
         },
         answer="B",
         explanation=(
-            "**B.** Resources are application-controlled, read-only and identified by a URI; tools are "
+            "Resources are application-controlled, read-only and identified by a URI; tools are "
             "model-controlled and may have side effects, so anything that changes state is a tool "
             f"({TOOLS_RESOURCES}; {EMPHASES}). A host may attach or re-read a resource whenever it likes, and reads "
             "are repeated and cached freely, so a side effect there would fire without anyone deciding to close "
@@ -921,7 +924,7 @@ QUESTIONS = [
         },
         answer="A",
         explanation=(
-            "**A.** Prefer community servers; build a custom one only when the integration is specific to the team "
+            "Prefer community servers; build a custom one only when the integration is specific to the team "
             "and no maintained community option exists, such as an internal microservice, your deployment pipeline "
             f"or a home-grown CRM ({COMMUNITY}; {EMPHASES}). **B** misjudges the cost, which is not the code but "
             "the upkeep: schema drift, authentication updates, transport upgrades, security reviews. **C**: a "
