@@ -1099,8 +1099,8 @@ def _first_event(response: Any) -> bytes:
 
 
 def _identity(address: str) -> dict[str, str]:
-    """The headers a proxy such as Cloudflare adds for the client at ``address``."""
-    return {"CF-Connecting-IP": address, "X-Forwarded-For": address}
+    """The header Cloudflare adds for the client at ``address`` (*Common mistakes › 3.1*: the first one a server reads)."""
+    return {"CF-Connecting-IP": address}
 
 
 def answered(reply: HttpReply, request_id: str) -> bool:
@@ -1254,7 +1254,7 @@ def probe_rate_limit(url: str, headers: Mapping[str, str], burst: int, *, behind
                     "http.client_identity",
                     SERVER,
                     False,
-                    f"Once client {CLIENT_A} was limited, client {CLIENT_B} (another X-Forwarded-For through the same proxy) got 429 "
+                    f"Once client {CLIENT_A} was limited, client {CLIENT_B} (another CF-Connecting-IP through the same proxy) got 429 "
                     "too: the limit counts the proxy's address, so one busy client blocks everyone. Key it on the client's address "
                     "from the headers your proxy sets (CF-Connecting-IP, then X-Forwarded-For).",
                 )
@@ -1264,14 +1264,14 @@ def probe_rate_limit(url: str, headers: Mapping[str, str], burst: int, *, behind
     else:
         forged = http_post(url, initialize_request("burst-forged"), {**headers, **_identity(FORGED)}, timeout=timeout)
         if forged.status == 429:
-            found.append(finding("http.client_identity", SERVER, True, f"A forged CF-Connecting-IP / X-Forwarded-For ({FORGED}) sent straight to the server was still limited."))
+            found.append(finding("http.client_identity", SERVER, True, f"A forged CF-Connecting-IP ({FORGED}) sent straight to the server was still limited."))
         else:
             found.append(
                 finding(
                     "http.client_identity",
                     SERVER,
                     False,
-                    f"Once limited, the same client sent a forged CF-Connecting-IP / X-Forwarded-For ({FORGED}) straight to the server "
+                    f"Once limited, the same client sent a forged CF-Connecting-IP ({FORGED}) straight to the server "
                     f"and was served ({forged.shown()}): anyone can buy a fresh budget per request. Believe those headers only from "
                     "your proxy's addresses (or accept traffic only through the proxy).",
                 )
@@ -1340,7 +1340,7 @@ def check_url(
 
     ``burst``: also send up to that many requests in a row and expect a 429 with Retry-After
     (last, since it leaves this client limited). ``behind_proxy``: the check's requests reach
-    the server through a proxy it trusts, so clients are told apart by X-Forwarded-For;
+    the server through a proxy it trusts, so clients are told apart by CF-Connecting-IP;
     otherwise the check is a client talking straight to the server, and a forged header must
     not help it.
     """
@@ -1382,7 +1382,8 @@ class Item:
     text: str
     section: str  # the article's section the item comes from
     rules: tuple[str, ...]  # the rules that check it; () when only the author can answer
-    question: str  # what to look at when check-server cannot answer (or cannot answer all of it)
+    question: str  # what to do or look at when check-server could not check the item
+    residual: str = ""  # what check-server cannot see even when its checks pass
 
 
 CHECKLIST_ITEMS: tuple[Item, ...] = (
@@ -1390,13 +1391,16 @@ CHECKLIST_ITEMS: tuple[Item, ...] = (
          ("whitelist", "tools.list"), "Give --expect with the tools you mean to publish, and run the check after every deploy."),
     Item(2, "initialize sent to the production address from outside returns JSON, not the proxy's HTML page.",
          "1.4 An HTML page instead of JSON: the proxy's bot protection", ("http.initialize", "http.fresh_reply"),
-         "Run check-server --url against the production address, from a machine outside it."),
+         "Run check-server --url against the production address, from a machine outside it.",
+         "Was this the production address, checked from outside it?"),
     Item(3, "Answers carry no Set-Cookie; the admin area and other closed sections stay closed.",
          "1.5 A 403 or a redirect to a login page: the framework's default security", ("http.no_cookie",),
+         "Run check-server --url; then open the admin area without logging in: it must refuse.",
          "Is the admin area still closed? Open it without logging in: it must refuse (401/403 or a login page)."),
     Item(4, "The connection is tested with the newest clients (Inspector, Claude Code, web clients).",
          '1.1 "Unrecognized field": client and server on different protocol versions', ("http.newer_client",),
-         "Connect with today's MCP Inspector, Claude Code and a web client; did each list the tools?"),
+         "Connect with today's MCP Inspector, Claude Code and a web client; did each list the tools?",
+         "check-server played a newer client; connect with today's MCP Inspector, Claude Code and a web client too."),
     Item(5, "The rate limit counts the client's real IP, not the proxy's; over it the answer is 429 with Retry-After.",
          "3.1 The rate limit counts the proxy's IP instead of the client's", ("http.rate_limit", "http.client_identity"),
          "Run check-server --url with --burst N (N above the limit); through your proxy, add --behind-proxy."),
@@ -1407,7 +1411,8 @@ CHECKLIST_ITEMS: tuple[Item, ...] = (
          "Does the search query itself keep only published items whose publication date has come? Search for a draft's title: "
          "it must not come back (a --sample with \"expect\": \"empty\" checks it on every run)."),
     Item(8, "Tools that only read are marked readOnlyHint.", "2.3 Tools without a read-only mark", ("annotations.read_only",),
-         "Give --read-only with your read-only tools if their names do not start with get_, list_ or search_."),
+         "Give --read-only with your read-only tools if their names do not start with get_, list_ or search_.",
+         "A hint is a promise, not a protection: does every tool marked read-only really change nothing?"),
     Item(9, "The relevance threshold is calibrated on the production embedding model.",
          "4.2 Local and production embeddings score differently: the threshold does not hold", (),
          "Which model produced the scores you chose the threshold from? Log the scores of a few queries of three kinds "
@@ -1415,13 +1420,16 @@ CHECKLIST_ITEMS: tuple[Item, ...] = (
     Item(10, "Fragments are short, without cut words, at most 1-2 per source.", "4.4 Fragments start with a cut word", ("search.fragments",),
          "Give a --sample that calls the search tool with \"expect\": \"ok\"; check-server then reads its fragments."),
     Item(11, "Tools return statuses (ok / not_found / unavailable), not exceptions.", "5.1 Exceptions instead of statuses", ("result.expectation",),
-         "Give --sample calls: one that matches nothing (\"expect\": \"empty\") and one that must fail (\"expect\": \"error\"). "
-         "And: what does the search tool answer when the embedding service is down?"),
+         "Give --sample calls: one that matches nothing (\"expect\": \"empty\") and one that must fail (\"expect\": \"error\").",
+         "What does the search tool answer when the embedding service is down? It should be an unavailable status, not an exception."),
     Item(12, "Tool descriptions answer what the data is, when to call and what to do with the result.",
          "5.2 Vague descriptions: the model does not call the tool", ("description.what_when_how",),
-         "Ask a real client a question the tool answers, without naming the tool, and look in the server log for the call."),
+         "Read each description as the model would.",
+         "Word matching is not a judge: ask a real client a question the tool answers, without naming the tool, and look in "
+         "the server log for the call."),
     Item(13, "The logs show who connected, what query the model wrote and how long the call took.",
          '1.1 "Unrecognized field": client and server on different protocol versions', ("initialize.logged",),
+         "Look in your server's log for this check's connection (client name, protocol version), its calls and their durations.",
          "Do your server's logs show each call's query (as the model wrote it) and how long it took?"),
 )
 
@@ -1430,8 +1438,8 @@ CHECKLIST_ITEMS: tuple[Item, ...] = (
 class ChecklistLine:
     item: Item
     result: str  # PASS, FAIL or ASK
-    evidence: str
-    question: str  # empty when check-server answered the item in full
+    evidence: str  # what check-server saw
+    question: str  # what the author answers: the whole item (ASK), or what the checks cannot see
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -1444,12 +1452,13 @@ class ChecklistLine:
         }
 
 
-# Items check-server answers in full when their rules ran; the others keep a question even when they pass.
-FULLY_CHECKED = {1, 2, 5, 8, 12}
-
-
 def checklist(report: Report) -> list[ChecklistLine]:
-    """The thirteen items of *Common mistakes › Pre-launch checklist*, each pass, FAIL or answer yourself."""
+    """The thirteen items of *Common mistakes › Pre-launch checklist*: pass, FAIL or answer yourself.
+
+    An item passes when every check of it ran and passed, fails when one failed, and is the
+    author's to answer when none could run (a stdio server for the HTTP items, no --expect, no
+    samples) or when no check exists (a spend cap, the threshold's calibration).
+    """
     lines = []
     for item in CHECKLIST_ITEMS:
         found = [f for f in report.findings if f.rule in item.rules]
@@ -1459,12 +1468,10 @@ def checklist(report: Report) -> list[ChecklistLine]:
             result = FAIL
             evidence = " ".join(f"[{f.subject}] {f.message}" for f in failed[:2]) + (f" (and {len(failed) - 2} more)" if len(failed) > 2 else "")
         elif checked:
-            result = PASS if item.number in FULLY_CHECKED else ASK
-            evidence = _passed(checked)
+            result, evidence = PASS, _passed(checked)
         else:
             result, evidence = ASK, " ".join(f.message for f in found) or _not_checked(item, report)
-        full = result != ASK and item.number in FULLY_CHECKED
-        lines.append(ChecklistLine(item, result, evidence, "" if full else item.question))
+        lines.append(ChecklistLine(item, result, evidence, item.question if result == ASK else item.residual))
     return lines
 
 

@@ -26,6 +26,7 @@ from grader.server_check import (
     Report,
     Sample,
     check_server,
+    check_url,
     checklist,
     checklist_table,
     load_samples,
@@ -34,6 +35,7 @@ from grader.server_check import (
 )
 from grader.taxonomy import empty_result, not_found_error, success_result
 from servers.client import connect
+from servers.remote import running
 from servers.toolkit import ToolSpec, build_server
 
 REPO = Path(__file__).resolve().parents[2]
@@ -711,3 +713,92 @@ def test_a_server_that_refuses_a_newer_clients_capabilities_fails_item_4_and_a_t
     assert refused.passed is False and 'Unrecognized field "elicitation"' in refused.message
     assert item(Report("strict", findings=strict), 4).result == "FAIL"
     assert item(Report("tolerant", findings=tolerant, url="x"), 4).result == "pass"
+
+
+# --- the HTTP items against the remote course server, a real process on 127.0.0.1 ------------------------------------
+
+HTTP_CASES = [
+    (2, {"bot_check": True}, {"bot_check": True, "bot_check_exempt_mcp": True}, {}),
+    (2, {"cached_reply": True}, {}, {}),
+    (3, {"framework_defaults": True}, {}, {}),
+    (5, {}, {"rate_limit": (12, 60)}, {"burst": 20}),
+    (5, {"rate_limit": (12, 60), "trusted_proxies": ("127.0.0.1",)}, {"rate_limit": (12, 60)}, {"burst": 20}),
+    (
+        5,
+        {"rate_limit": (12, 60), "trusted_proxies": ("127.0.0.1",), "key_by_peer_only": True},
+        {"rate_limit": (12, 60), "trusted_proxies": ("127.0.0.1",)},
+        {"burst": 20, "behind_proxy": True},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("number", "flawed", "fixed", "kwargs"),
+    HTTP_CASES,
+    ids=["2-bot-check", "2-cached-reply", "3-framework-cookies", "5-no-limit", "5-forged-cf-connecting-ip", "5-proxy-ip"],
+)
+def test_each_http_item_fails_on_the_deployment_mistake_and_passes_once_fixed(number: int, flawed: dict, fixed: dict, kwargs: dict) -> None:
+    results = []
+    for options in (flawed, fixed):
+        with running(**options) as server:
+            results.append(item(check_url(server.url, server_name="remote", timeout=15, **kwargs), number))
+
+    bad, good = results
+    assert bad.result == "FAIL", bad
+    assert good.result == "pass", good
+
+
+def test_a_proxys_html_challenge_and_a_frameworks_login_redirect_are_named() -> None:
+    with running(bot_check=True) as server:
+        html = only(check_url(server.url, server_name="remote", timeout=15), "http.initialize", "server")
+    with running(framework_defaults=True) as server:
+        report = check_url(server.url, server_name="remote", timeout=15)
+
+    assert "HTML page" in html.message and "403" in html.message
+    assert "/login" in only(report, "http.initialize", "server").message
+    assert "session" in only(report, "http.no_cookie", "server").message
+    assert only(report, "tools.list", "server").passed is False  # no session could be opened
+
+
+def test_a_server_asking_for_a_token_leaves_item_2_to_answer_until_the_header_is_given() -> None:
+    with running(token="s3cret") as server:
+        asked = check_url(server.url, server_name="remote", timeout=15)
+        signed_in = check_url(server.url, server_name="remote", headers={"Authorization": "Bearer s3cret"}, timeout=15)
+
+    assert item(asked, 2).result == "answer yourself" and "--header" in item(asked, 2).evidence
+    assert item(signed_in, 2).result == "pass" and signed_in.tools == ["search_articles", "get_article"]
+
+
+def test_over_http_every_rule_runs_through_a_real_session_and_the_fragments_are_read() -> None:
+    with running() as server:
+        report = check_url(
+            server.url,
+            server_name="remote",
+            expected_tools=["search_articles", "get_article"],
+            samples=[Sample("search_articles", {"query": "proxy"}, "ok"), Sample("search_articles", {"query": "pricing"}, "empty")],
+            timeout=15,
+        )
+
+    lines = {line.item.number: line for line in checklist(report)}
+    assert [lines[n].result for n in (1, 2, 3, 4, 8, 10, 11)] == ["pass"] * 7
+    assert lines[13].result == "answer yourself" and CLIENT_NAME in lines[13].evidence
+    assert report.protocol_version
+
+
+def test_check_server_url_checklist_runs_as_a_command_and_exits_1_on_a_failed_item() -> None:
+    with running(bot_check=True) as server:
+        completed = subprocess.run(
+            [sys.executable, "-m", "grader", "check-server", "--url", server.url, "--checklist", "--json", "--timeout", "15"],
+            check=False, cwd=REPO, capture_output=True, text=True, timeout=120,
+        )
+
+    lines = json.loads(completed.stdout)
+    assert completed.returncode == 1, completed.stderr
+    assert [line["item"] for line in lines] == list(range(1, 14))
+    assert lines[1]["result"] == "FAIL" and lines[5]["result"] == "answer yourself"
+
+
+def test_http_only_flags_without_a_url_are_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["check-server", "--command", "python -m servers.notes", "--burst", "5"])
+
+    assert code == 2 and "give --url" in capsys.readouterr().err
