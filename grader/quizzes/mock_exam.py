@@ -20,6 +20,7 @@ COMMUNITY = "*Exam guide › Choosing community vs custom servers*"
 EMPHASES = "*Exam guide › Exam emphases*"
 DOCS_INSTALL = "*Claude Code docs, MCP › Installing MCP servers*"
 DOCS_STATUS = "*Claude Code docs, MCP › Server status*"
+DOCS_APPROVAL = "*Claude Code docs, MCP › Approval of project servers and workspace trust*"
 DOCS_WARNINGS = "*Claude Code docs, MCP › Configuration warnings*"
 DOCS_RECONNECT = "*Claude Code docs, MCP › Automatic reconnection*"
 DOCS_PLUGINS = "*Claude Code docs, MCP › MCP servers provided by plugins*"
@@ -85,23 +86,26 @@ QUESTIONS = [
         id="q02",
         theme="scopes",
         text=(
-            "You want your personal notes server (`npx -y @me/notes-mcp`) available in every project on your "
-            "laptop. Your teammates should never see it. Which setup fits?"
+            "You are setting up three servers: the team's Jira server, which everyone on the team should get; your "
+            "scratch database, which you want in every project on your laptop; and an experiment with your personal "
+            "API key, to try in this one project only. Which scopes fit?"
         ),
         options={
-            "A": "`claude mcp add --scope user --transport stdio notes -- npx -y @me/notes-mcp`",
-            "B": "`claude mcp add --transport stdio notes -- npx -y @me/notes-mcp`, run once in any one project",
-            "C": "`claude mcp add --scope project --transport stdio notes -- npx -y @me/notes-mcp` in each repository",
-            "D": "An entry for `notes` in `.claude/settings.local.json` in your home folder",
+            "A": "Jira: project; scratch database: user; experiment: local.",
+            "B": "Jira: user, added by each developer; scratch database: local; experiment: project.",
+            "C": "Jira: project; scratch database: local; experiment: user.",
+            "D": "Jira: local; scratch database: project; experiment: user.",
         },
         answer="A",
         explanation=(
-            "User scope is stored in `~/.claude.json`, is shared by all your projects and is not shared "
-            f"through git: the place for personal utilities you need everywhere ({SCOPES}). **B** uses the default, "
-            "local scope: private too, but tied to the one project where you ran the command. **C** writes "
-            "`.mcp.json`, which is committed, so every teammate gets your server. **D** mixes up two meanings of "
-            "\"local\": local-scope MCP servers live in `~/.claude.json`, while `.claude/settings.local.json` holds "
-            f"general local settings ({DOCS_SCOPES})."
+            "Project scope is `.mcp.json` at the repository root, committed and shared through git: team tools "
+            "such as Jira. User scope lives in `~/.claude.json`, loads in all your projects and is not shared: "
+            "personal utilities you need everywhere, such as your scratch database. Local scope, the default, is "
+            "also in `~/.claude.json` but tied to the current project: personal or experimental servers and "
+            f"secrets you would rather not share ({SCOPES}). **B** makes each developer repeat the team's setup, "
+            "and commits your experiment for everyone. **C** swaps user and local: the scratch database would load "
+            "in one project only, and the experiment, with your key, in all of them. **D** puts your scratch "
+            "database in the team's committed file and keeps the team's Jira to yourself."
         ),
     ),
     Question(
@@ -180,26 +184,26 @@ QUESTIONS = [
         id="q06",
         theme="errors",
         text=(
-            "Your server's `lookup_customer` tool hits a database timeout. How should the server report this "
-            "to the agent?"
+            "Your `search_tickets` tool calls an upstream API, which answers `429 Too Many Requests`. How should "
+            "the tool report this to the agent?"
         ),
         options={
-            "A": "Raise an exception, so that the client receives a JSON-RPC error response and knows it is serious.",
+            "A": "Let the exception propagate, so that the client receives a JSON-RPC error response.",
             "B": '`{"isError": true, "content": [{"type": "text", "text": "Operation failed"}]}`, keeping internal '
             "details private.",
-            "C": "`isError: false` with empty content, so that the agent moves on as if no customer matched.",
+            "C": '`isError: false` with the text "Rate limited, try again later", since the tool itself ran fine.',
             "D": '`isError: true`, a text saying what failed, and `structuredContent` with `errorCategory: '
             '"transient"` and `isRetryable: true`.',
         },
         answer="D",
         explanation=(
-            "Errors that come from the tool itself are reported inside the `CallToolResult` with "
-            "`isError: true` (the flag defaults to false), and `structuredContent` carries `errorCategory` and "
-            f"`isRetryable`, so the agent knows to back off and retry ({IS_ERROR}). **A**: a JSON-RPC protocol "
-            "error is invisible to the model, which must see the failure to recover. **B** is the exam guide's "
-            "canonical wrong answer: with no category and no retryability, the agent retries blindly or gives up "
-            f"({EMPHASES}). **C** passes a failure off as a valid empty result, so the agent reports that the "
-            "customer does not exist."
+            f"A rate limit is a `transient` error ({TAXONOMY}). Errors that come from the tool itself are reported "
+            "inside the `CallToolResult` with `isError: true` (the flag defaults to false), and `structuredContent` "
+            f"carries `errorCategory` and `isRetryable`, so the agent knows to back off and retry ({IS_ERROR}). "
+            "**A**: a JSON-RPC protocol error is invisible to the model, which must see the failure to recover. "
+            "**B** is the exam guide's canonical wrong answer: with no category and no retryability, the agent "
+            f"retries blindly or gives up ({EMPHASES}). **C** reports a failure as a success, so the agent follows "
+            "the success path and may present the text as the answer."
         ),
     ),
     Question(
@@ -302,29 +306,29 @@ QUESTIONS = [
         id="q11",
         theme="expansion",
         text=(
-            "The team's `.mcp.json` starts `postgres-readonly` with "
-            '`"args": ["-y", "@modelcontextprotocol/server-postgres", "${DATABASE_URL_RO}"]`. A teammate has never '
-            "exported `DATABASE_URL_RO`. According to the exam guide, what happens when the configuration is loaded?"
+            'A stdio server in the team\'s `.mcp.json` has `"env": {"JIRA_API_TOKEN": "${JIRA_API_TOKEN}"}`. A new '
+            "teammate has not exported `JIRA_API_TOKEN` yet. According to the exam guide, what happens when Claude "
+            "Code loads this configuration?"
         ),
         options={
-            "A": "The server starts with an empty string as its connection URL.",
-            "B": "Claude Code asks the teammate for `DATABASE_URL_RO` at start-up.",
+            "A": "The server starts with `JIRA_API_TOKEN` set to an empty string.",
+            "B": "Claude Code asks the teammate for `JIRA_API_TOKEN` at start-up.",
             "C": "Parsing fails: `${VAR}` without a default needs the variable to be set.",
-            "D": "Claude Code reads `DATABASE_URL_RO` from a `.env` file in the repository.",
+            "D": "Claude Code reads `JIRA_API_TOKEN` from a `.env` file in the repository.",
         },
         answer="C",
         explanation=(
-            "The exam guide defines `${VAR}` as the value of `VAR`, with parsing failing when the variable "
-            f"is not set; `${{VAR:-default}}` is the form for a value that may be missing ({EXPANSION}). Give this "
-            "answer on the exam. **A**: an unset variable is not an empty one. **B**: expansion never asks anyone "
+            "The exam guide defines `${VAR}` as the value of `VAR`, with parsing failing when the variable is not "
+            f"set; `${{VAR:-default}}` is the form for a value that may be missing ({EXPANSION}). Give this answer "
+            "on the exam. **A**: an unset variable is not an empty one. **B**: expansion never asks anyone "
             "anything. **D**: values come from the environment Claude Code runs in, not from files in the "
             "repository."
         ),
         claude_code=(
-            "it loads the configuration anyway (its docs say so, and 2.1.332 was observed doing it): the "
-            "argument stays the literal text `${DATABASE_URL_RO}`, and `claude mcp list` and `/mcp` warn by name "
-            "(`Missing environment variables: DATABASE_URL_RO`). Set the variable or add a `:-default` "
-            f"({DOCS_EXPANSION}; {DOCS_WARNINGS})."
+            "it loads the configuration anyway (its docs say so, and 2.1.332 was observed doing it): the server "
+            "starts with `JIRA_API_TOKEN` set to the literal text `${JIRA_API_TOKEN}`, and `claude mcp list` and "
+            "`/mcp` warn by name (`Missing environment variables: JIRA_API_TOKEN`). Set the variable or add a "
+            f"`:-default` ({DOCS_EXPANSION}; {DOCS_WARNINGS})."
         ),
     ),
     Question(
@@ -378,24 +382,26 @@ QUESTIONS = [
         id="q14",
         theme="scopes",
         text=(
-            "A teammate commits a new `deploy-bot` server to the repository's `.mcp.json`. You pull and start an "
-            "interactive Claude Code session in the project. What happens to `deploy-bot`?"
+            "A new hire clones the repository, whose `.mcp.json` lists three servers, and starts an interactive "
+            "Claude Code session in it. Her own `~/.claude.json` holds one user-scope server. Which servers does "
+            "Claude Code ask her to approve before using them?"
         ),
         options={
-            "A": "It connects silently, because a committed `.mcp.json` is trusted just like the rest of the code.",
-            "B": "It is ignored until you copy its entry into `~/.claude.json`.",
-            "C": "It is rejected, because a project server must take every one of its values from a `${VAR}`.",
-            "D": "Claude Code asks you to approve it first; `claude mcp reset-project-choices` resets that choice.",
+            "A": "All four: every server needs approval once, whatever its scope.",
+            "B": "None: committed servers are trusted like the code, and her own server is hers.",
+            "C": "Only her user-scope server, since no teammate has reviewed it.",
+            "D": "The three from `.mcp.json`; `claude mcp reset-project-choices` later resets those choices.",
         },
         answer="D",
         explanation=(
             "Project-scope servers ask for the user's approval when a session first loads them, and "
-            f"`claude mcp reset-project-choices` resets the choices ({SCHEMA}); until you approve, "
-            f"`claude mcp list` shows the server as pending approval ({DOCS_STATUS}). **A**: a shared file that "
-            "starts processes on your machine is exactly what needs your consent. **B**: `.mcp.json` is a scope of "
-            "its own; nothing needs copying. **C**: `${VAR}` keeps secrets out of git; no field has to use it. "
-            "Note that `claude -p` runs and Agent SDK sessions cannot show the prompt, so there Claude Code loads "
-            f"project servers without asking ({DOCS_SCOPES})."
+            f"`claude mcp reset-project-choices` resets the choices ({SCHEMA}). The reason is security: the file "
+            f"arrives with the repository, and a clone cannot approve its own servers ({DOCS_APPROVAL}); until she "
+            f"approves them, `claude mcp list` shows them as pending approval ({DOCS_STATUS}). **A** and **C**: a "
+            "server she configured herself, in user scope, needs no approval. **B**: a shared file that starts "
+            "processes on her machine is exactly what needs her consent. In `claude -p` runs and Agent SDK "
+            "sessions no prompt can be shown, so there Claude Code loads project servers without asking "
+            f"({DOCS_SCOPES})."
         ),
     ),
     Question(
@@ -426,24 +432,24 @@ QUESTIONS = [
         id="q16",
         theme="errors",
         text=(
-            "`issue_refund` for $750 returns `isError: true`, `errorCategory: \"business\"`, `isRetryable: false`, "
-            "`code: \"REFUND_LIMIT_EXCEEDED\"` and `customerMessage: \"We can only process refunds up to $500 in "
-            "one transaction.\"` What should the agent do?"
+            "A subagent calls `close_ticket` for PROJ-88 and gets `isError: true`, `errorCategory: \"business\"`, "
+            "`isRetryable: false` and `customerMessage: \"This ticket was already closed on 3 March.\"` What should "
+            "it do?"
         ),
         options={
-            "A": "Retry with backoff: the limit check may be a passing glitch.",
+            "A": "Retry with backoff, in case the ticket's state was read from a stale replica.",
             "B": "Show the customer the `customerMessage`, stop, and not retry.",
-            "C": "Split it into two $375 refunds on its own, since the limit applies per transaction.",
+            "C": "Reopen the ticket and then close it again, so that the call succeeds.",
             "D": "Escalate it as a `permission` error, with the missing role.",
         },
         answer="B",
         explanation=(
-            "The business branch of the decision tree: surface `customerMessage`; stop; do NOT retry. A "
-            f"broken business rule breaks the same way on every attempt ({TREE}). **A** ignores "
+            "\"Ticket already closed\" is the exam guide's own example of a `business` error, a policy, limit or "
+            f"state rule ({TAXONOMY}). The business branch of the decision tree: surface `customerMessage`; stop; "
+            f"do NOT retry. A broken business rule breaks the same way on every attempt ({TREE}). **A** ignores "
             "`isRetryable: false`; retrying what cannot succeed is how runaway \"tool storms\" start. **C** works "
-            "around a policy on the agent's own authority; in the exam guide's example, the text asks the customer "
-            f"to split the refund or open a manager-approval ticket ({IS_ERROR}). **D** mislabels the error: a "
-            "policy limit is not a missing scope."
+            "around the rule on the agent's own authority, rewriting the ticket's history to make a call succeed. "
+            "**D** mislabels the error: the state of a ticket is not a missing scope."
         ),
     ),
     Question(
@@ -524,22 +530,22 @@ QUESTIONS = [
         id="q20",
         theme="errors",
         text=(
-            "A subagent working with a guest token calls `search_orders` and gets `isError: true`, "
-            "`errorCategory: \"permission\"`, `isRetryable: false` and the text \"missing scope orders:read\". "
-            "What should it do?"
+            "A subagent asks `export_report` for last quarter's revenue report and gets `isError: true`, "
+            "`errorCategory: \"permission\"`, `isRetryable: false` and the text \"403: role finance-reader "
+            "required\". What should it do?"
         ),
         options={
-            "A": "Escalate to the coordinator with the missing scope, claiming nothing about the orders.",
-            "B": "Tell the user that this customer has no orders on record.",
-            "C": "Retry with backoff, because newly granted permissions often take a minute to propagate.",
-            "D": "Re-plan the search with broader filters and call again.",
+            "A": "Escalate to the coordinator with the missing role, claiming nothing about the report.",
+            "B": "Tell the user that there is no revenue report for last quarter.",
+            "C": "Retry with backoff, because newly granted roles often take a minute to propagate.",
+            "D": "Re-plan the request with a narrower date range and call again.",
         },
         answer="A",
         explanation=(
-            "The permission branch of the decision tree: escalate to the coordinator with the missing scope "
-            f"or role ({TREE}). **B** turns an access failure into an empty result; the agent learned nothing about "
-            f"the orders ({RECOVERY}). **C** retries an error marked `isRetryable: false`. **D** is the validation "
-            "branch; no change of input grants a scope."
+            "The permission branch of the decision tree: escalate to the coordinator with the missing scope or "
+            f"role ({TREE}). **B** turns an access failure into an empty result; the agent learned nothing about the "
+            f"report ({RECOVERY}). **C** retries an error marked `isRetryable: false`. **D** is the validation "
+            "branch; no change of input grants a role."
         ),
     ),
     Question(
@@ -569,24 +575,23 @@ QUESTIONS = [
         id="q22",
         theme="expansion",
         text=(
-            "Your team adds GitHub's remote MCP server to the repository. A developer proposes committing the real "
-            "personal access token in `headers`, since the repository is private. What should go into git?"
+            "Your CI pipeline runs Claude Code with the project's `.mcp.json`, whose remote `tracker` server needs "
+            "a token in its `Authorization` header. Where should CI's token come from?"
         ),
         options={
-            "A": "The token as proposed: only members of the team can read a private repository, so it stays safe.",
-            "B": "`Bearer ${GITHUB_PERSONAL_ACCESS_TOKEN:-<the real token>}`, so it works for anyone without the "
-            "variable.",
-            "C": "`Bearer ${GITHUB_PERSONAL_ACCESS_TOKEN}`; each developer's shell, CI or 1Password CLI supplies "
-            "the value.",
-            "D": "The token base64-encoded, so that secret scanners do not flag it when the file is pushed.",
+            "A": "From `.mcp.json` itself: CI needs the value, and the repository is private.",
+            "B": "From a default in the reference, `${TRACKER_TOKEN:-<the real token>}`, so that CI needs no setup.",
+            "C": "From the CI runner's secret store, exported as `TRACKER_TOKEN`; `.mcp.json` keeps "
+            "`${TRACKER_TOKEN}`.",
+            "D": "From a `tokens.json` committed next to `.mcp.json`, which Claude Code merges in.",
         },
         answer="C",
         explanation=(
             "Commit `.mcp.json` with placeholders such as `${GITHUB_TOKEN}` and keep the real tokens in each "
-            "developer's shell, the CI runner or 1Password CLI; expansion is there to keep secrets out of git "
-            f"({EXPANSION}; {EMPHASES}). **A**: a private repository still copies the token into every clone, fork "
-            "and backup, and its history keeps it. **B** commits the token all the same, as the default. **D**: "
-            "base64 is an encoding anyone can reverse, not encryption."
+            "developer's shell, in the CI runner or in 1Password CLI; expansion is there to keep secrets out of "
+            f"git ({EXPANSION}; {EMPHASES}). **A**: a private repository still copies the token into every clone, "
+            "fork and backup, and its history keeps it. **B** commits the token all the same, as the default. "
+            "**D** commits it too, in another file, and Claude Code merges in no such file."
         ),
     ),
     Question(
@@ -663,25 +668,28 @@ QUESTIONS = [
         id="q26",
         theme="scopes",
         text=(
-            "Your team's new server is remote, speaks Streamable HTTP and needs a bearer token. Which `.mcp.json` "
-            "entry follows the exam guide's schema?"
+            "The team's `.mcp.json` must start a Postgres server with `npx -y @modelcontextprotocol/server-postgres`, "
+            "pass it the connection string from `DATABASE_URL_RO` as an argument, and set `PGSSLMODE=require`. "
+            "Which entry follows the exam guide's schema?"
         ),
         options={
-            "A": '`{"type": "http", "url": "https://mcp.example.com/mcp", '
-            '"headers": {"Authorization": "Bearer ${API_TOKEN}"}}`',
-            "B": '`{"type": "http", "command": "https://mcp.example.com/mcp", '
-            '"env": {"Authorization": "Bearer ${API_TOKEN}"}}`',
-            "C": '`{"type": "stdio", "url": "https://mcp.example.com/mcp", '
-            '"headers": {"Authorization": "Bearer ${API_TOKEN}"}}`',
-            "D": '`{"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${API_TOKEN}"}}`',
+            "A": '`{"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-postgres", '
+            '"${DATABASE_URL_RO}"], "env": {"PGSSLMODE": "require"}}`',
+            "B": '`{"type": "stdio", "url": "npx -y @modelcontextprotocol/server-postgres ${DATABASE_URL_RO}", '
+            '"headers": {"PGSSLMODE": "require"}}`',
+            "C": '`{"type": "http", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-postgres", '
+            '"${DATABASE_URL_RO}"], "env": {"PGSSLMODE": "require"}}`',
+            "D": '`{"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-postgres"], '
+            '"headers": {"DATABASE_URL_RO": "${DATABASE_URL_RO}", "PGSSLMODE": "require"}}`',
         },
         answer="A",
         explanation=(
-            "Every entry has a `type`: `stdio`, `http` (alias `streamable-http`) or `sse`. A stdio entry "
-            "takes `command` with optional `args` and `env`; an http or sse entry takes `url` with optional "
-            f"`headers` ({SCHEMA}). **B** puts the http entry's values in stdio's fields. **C** declares stdio, "
-            "which has no `url`. **D** has no `type`: Claude Code reads an entry without one as stdio, and skips "
-            f"one that has a `url`, asking for `\"type\": \"http\"` ({DOCS_INSTALL})."
+            "Every entry has a `type`: `stdio`, `http` (alias `streamable-http`) or `sse`. A stdio entry takes "
+            "`command` with optional `args` and `env`; an http or sse entry takes `url` with optional `headers`. "
+            f"This is the exam guide's own `postgres-readonly` example ({SCHEMA}). **B** gives a stdio server the "
+            "fields of a remote one. **C** declares `http` but gives stdio's fields; an http entry needs a `url`. "
+            "**D** puts the connection string and `PGSSLMODE` in `headers`, a field of remote servers; a stdio "
+            "server gets its arguments from `args` and its environment from `env`."
         ),
     ),
     Question(
@@ -740,25 +748,25 @@ QUESTIONS = [
         id="q29",
         theme="expansion",
         text=(
-            'A team\'s `.mcp.json` starts its desk server with `"args": ["--role", "${DESK_ROLE:-agent}"]`. '
-            "Developers export `DESK_ROLE=admin` or `DESK_ROLE=guest` before starting Claude Code to change what "
-            "the server lets them do. How does the exam guide judge this?"
+            'A team\'s `.mcp.json` starts its tracker server with `"args": ["--allow-writes=${ALLOW_WRITES:-false}"]`. '
+            "Developers export `ALLOW_WRITES=true` before starting Claude Code on days they want the agent to be "
+            "able to change tickets. How does the exam guide judge this?"
         ),
         options={
             "A": "A misuse: `${VAR}` is for keeping secrets out of git, not for runtime configuration logic.",
-            "B": "Good practice: the `:-default` form exists for exactly this kind of per-developer switch.",
+            "B": "Good practice: the `:-default` form exists for exactly this kind of per-session switch.",
             "C": "Acceptable, but only once the reference moves out of `args` and into the entry's `env`.",
             "D": "It cannot work: expansion applies only in `headers`, so the server receives the literal text.",
         },
         answer="A",
         explanation=(
-            "The exam emphases say it outright: `${VAR}` and `${VAR:-default}` keep secrets out of git; "
-            f"they are not for runtime configuration logic ({EMPHASES}). A setup whose behaviour hinges on what "
-            "each developer happened to export is hard to review and to reproduce. When one person needs a "
-            "different variant, scopes do it: a local-scope entry overrides the project's without editing "
-            f"`.mcp.json` ({SCOPES}). **B**: a default is a fallback for a missing value, not a switch. **C**: "
-            "moving the reference changes nothing about the logic. **D**: expansion applies in `command`, `args`, "
-            "`env`, `url` and `headers`."
+            "The exam emphases say it outright: `${VAR}` and `${VAR:-default}` keep secrets out of git; they are "
+            f"not for runtime configuration logic ({EMPHASES}). Whether the agent may write then hinges on what "
+            "someone happened to export, which no review of the repository shows and no teammate can reproduce. "
+            "If the team needs a read-only and a writing variant, commit two server entries; a developer who wants "
+            f"a variant just for herself adds it in local scope, which overrides the project's ({SCOPES}). "
+            "**B**: a default is a fallback for a missing value, not a switch. **C**: moving the reference changes "
+            "nothing about the logic. **D**: expansion applies in `command`, `args`, `env`, `url` and `headers`."
         ),
     ),
     Question(
@@ -835,13 +843,13 @@ QUESTIONS = [
         id="q33",
         theme="scopes",
         text=(
-            "You have a user-scope server named `github`. You then enable a plugin that also ships a server named "
-            "`github`, pointing at a different URL. By the exam guide's precedence, which `github` definition is "
-            "used?"
+            "You have a user-scope server named `sentry`. You then enable a plugin, `observability`, that also ships "
+            "a server named `sentry`, pointing at a different URL. By the exam guide's precedence, which `sentry` "
+            "definition is used?"
         ),
         options={
             "A": "The plugin's: a plugin enabled later overrides earlier configuration.",
-            "B": "Both, merged field by field into one `github`.",
+            "B": "Both, merged field by field into one `sentry`.",
             "C": "Yours: user scope ranks above plugin servers.",
             "D": "Neither: Claude Code refuses to start until one of them is renamed.",
         },
@@ -854,35 +862,37 @@ QUESTIONS = [
         ),
         claude_code=(
             "it matches duplicates by name only within the local, project and user scopes; plugin servers and "
-            "claude.ai connectors are matched by endpoint (the same URL or command). This plugin's `github` points "
-            "elsewhere, so it is not a duplicate: it loads next to yours as `plugin:<plugin>:github`, with tools "
-            "named `mcp__plugin_<plugin>_github__<tool>`. Only a plugin server with the same endpoint as an enabled "
-            f"server above it is dropped ({DOCS_LADDER}; {DOCS_PLUGINS})."
+            "claude.ai connectors are matched by endpoint (the same URL or command). This plugin's `sentry` points "
+            "elsewhere, so it is not a duplicate: it loads next to yours as `plugin:observability:sentry`, with "
+            "tools named `mcp__plugin_observability_sentry__<tool>`. Only a plugin server with the same endpoint as "
+            f"an enabled server above it is dropped ({DOCS_LADDER}; {DOCS_PLUGINS})."
         ),
     ),
     Question(
         id="q34",
         theme="expansion",
         text=(
-            'A project\'s `.mcp.json` starts a server with `"command": "python"` and '
-            '`"args": ["${CLAUDE_PROJECT_DIR}/tools/server.py"]`. Why does the exam guide advise writing '
-            "`${CLAUDE_PROJECT_DIR:-.}` here instead?"
+            "A project's `.mcp.json` starts a server with "
+            '`"command": "${CLAUDE_PROJECT_DIR}/.venv/bin/python", "args": ["-m", "tools.server"]`. Why does the '
+            "exam guide advise writing `${CLAUDE_PROJECT_DIR:-.}` here instead?"
         ),
         options={
             "A": "It need not: Claude Code sets `CLAUDE_PROJECT_DIR` in its own environment before it expands.",
-            "B": "Expansion does not apply in `args`, so only the default form makes Claude Code resolve the path.",
+            "B": "Expansion does not apply in `command`, so only the default form makes Claude Code resolve the path.",
             "C": "It matters only until the reference moves into `env`, where the server expands it on its own.",
             "D": "`CLAUDE_PROJECT_DIR` is set in the server's environment, not Claude Code's, so at expansion time "
             "it is usually unset.",
         },
         answer="D",
         explanation=(
-            "`${CLAUDE_PROJECT_DIR}` is set in the server's environment, not in Claude Code's, so using it at "
-            "the top level of `command` or `args` usually needs the default `${CLAUDE_PROJECT_DIR:-.}` "
+            "`${CLAUDE_PROJECT_DIR}` is set in the server's environment, not in Claude Code's, so using it at the "
+            "top level of `command` or `args` usually needs the default `${CLAUDE_PROJECT_DIR:-.}` "
             f"({EXPANSION}). The server process itself can read `CLAUDE_PROJECT_DIR` at run time, and plugin "
-            f"configurations substitute it directly ({DOCS_INSTALL}). **A** is the very misconception the guide "
-            "warns about. **B**: expansion does apply in `args`. **C**: Claude Code expands `env` values just as it "
-            "expands `args`; the server receives them already expanded."
+            f"configurations substitute it directly ({DOCS_INSTALL}). The fallback `.` is the folder Claude Code "
+            "was started in, so it finds the interpreter only when you start Claude Code from the project root "
+            "(observed in Claude Code 2.1.332). **A** is the very misconception the guide warns about. **B**: "
+            "expansion does apply in `command`. **C**: Claude Code expands `env` values just as "
+            "it expands `command`; the server receives them already expanded."
         ),
     ),
     Question(
