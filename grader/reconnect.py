@@ -73,6 +73,13 @@ def when_stdio_exits(mode: str) -> str:
     return "started again when Claude next calls one of its tools"
 
 
+def describe(exc: BaseException) -> str:
+    """``Type: message`` of the first real error inside (task groups wrap a transport's errors in groups)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
+
+
 @dataclass(frozen=True)
 class Attempt:
     number: int
@@ -110,7 +117,7 @@ def follow_schedule(
         try:
             result = connect()
         except Exception as exc:  # noqa: BLE001 - any failure to connect is one failed attempt
-            attempts.append(Attempt(number, delay, f"{type(exc).__name__}: {exc}"))
+            attempts.append(Attempt(number, delay, describe(exc)))
             continue
         attempts.append(Attempt(number, delay, None))
         return Outcome(result, attempts)

@@ -86,7 +86,9 @@ def main(argv: list[str] | None = None) -> None:
 
     server_holder: list[Server] = []
     app = RemoteApp(options, server=build_server(args.instructions), emit=emit, on_exit=lambda: setattr(server_holder[0], "should_exit", True))
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=1)
+    # proxy_headers=False: uvicorn would otherwise rewrite the peer from X-Forwarded-For itself, and the
+    # trusted-proxy rule in servers.remote.app is what the lesson shows.
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=1, proxy_headers=False)
     server = Server(config)
     server_holder.append(server)
     try:
@@ -109,8 +111,6 @@ def serve_stdio(exit_after: int | None, instructions: str | None) -> None:
         nonlocal answered
         if getattr(ctx, "request_id", None) is not None:
             if exit_after is not None and answered >= exit_after:
-                sys.stderr.write(f"servers.remote: exiting after {answered} requests (exit_after={exit_after})\n")
-                sys.stderr.flush()
                 os._exit(0)  # as a crash would: no reply, no goodbye
             answered += 1
         return await call_next(ctx)

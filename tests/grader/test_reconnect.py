@@ -7,6 +7,7 @@ import pytest
 from grader.reconnect import (
     after_reconnects_fail,
     backoff_schedule,
+    describe,
     first_connection_retries,
     follow_schedule,
     reconnects,
@@ -61,6 +62,11 @@ def test_following_the_schedule_waits_each_delay_and_stops_at_the_first_success(
     assert waited == [1.0, 2.0, 4.0]
     assert [a.error is None for a in outcome.attempts] == [False, False, True]
     assert outcome.attempts[0].error == "ConnectionError: refused"
+
+
+def test_an_error_wrapped_in_exception_groups_is_described_by_the_error_inside() -> None:
+    wrapped = ExceptionGroup("outer", [ExceptionGroup("inner", [ConnectionRefusedError("refused")])])
+    assert describe(wrapped) == "ConnectionRefusedError: refused"
 
 
 def test_following_the_schedule_gives_up_after_five_attempts_and_never_tries_stdio() -> None:

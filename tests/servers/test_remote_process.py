@@ -61,6 +61,19 @@ def test_a_remote_server_answers_each_deployment_behaviour_over_real_http() -> N
 BROWSER = {"User-Agent": "Mozilla/5.0"}
 
 
+def test_forwarded_clients_share_the_proxy_budget_only_when_keyed_by_the_peer() -> None:
+    # The process must see the real peer: its web server may not rewrite it from X-Forwarded-For.
+    results = {}
+    for key_by_peer_only in (True, False):
+        with running(rate_limit=(3, 60), trusted_proxies=("127.0.0.1",), key_by_peer_only=key_by_peer_only) as server:
+            codes = [httpx.get(server.base + "/.well-known/oauth-protected-resource", headers={"X-Forwarded-For": f"203.0.113.{n}"}).status_code for n in range(1, 5)]
+            results[key_by_peer_only] = (codes, server.log())
+    assert results[True][0] == [200, 200, 200, 429]
+    assert all("client=127.0.0.1" in line for line in results[True][1] if line.startswith("GET"))
+    assert results[False][0] == [200, 200, 200, 200]
+    assert "client=203.0.113.4" in results[False][1][-1]
+
+
 def test_the_server_exits_after_exit_after_requests_and_restarts_on_the_same_url() -> None:
     with running(exit_after=1) as server:
         url = server.url
