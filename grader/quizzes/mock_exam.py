@@ -67,7 +67,7 @@ QUESTIONS = [
             "which failure should come back with `isRetryable: true`?"
         ),
         options={
-            "A": "The requested $750 exceeds the $500 single-transaction policy.",
+            "A": "The requested refund of 750 dollars exceeds the 500-dollar single-transaction limit.",
             "B": 'The `currency` argument is `"EURO"`, which is not one of the allowed values.',
             "C": "The payment gateway timed out after 30 seconds.",
             "D": "The caller's token lacks the `refunds:write` scope.",
