@@ -421,7 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--behind-proxy",
         action="store_true",
-        help="With --url: the requests reach the server through a proxy it trusts, so the burst tells clients apart by CF-Connecting-IP.",
+        help="With --url: the requests reach the server through a proxy it trusts, so the burst tells clients apart by CF-Connecting-IP and X-Forwarded-For.",
     )
     p.add_argument("--checklist", action="store_true", help="Print the 13-item pre-launch checklist: pass, FAIL or answer yourself.")
     p.add_argument("--json", action="store_true", help="Print the report (or the checklist) as JSON instead of a table.")

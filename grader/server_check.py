@@ -1099,8 +1099,8 @@ def _first_event(response: Any) -> bytes:
 
 
 def _identity(address: str) -> dict[str, str]:
-    """The header Cloudflare adds for the client at ``address`` (*Common mistakes › 3.1*: the first one a server reads)."""
-    return {"CF-Connecting-IP": address}
+    """The headers a proxy such as Cloudflare adds for the client at ``address``."""
+    return {"CF-Connecting-IP": address, "X-Forwarded-For": address}
 
 
 def answered(reply: HttpReply, request_id: str) -> bool:
@@ -1254,7 +1254,7 @@ def probe_rate_limit(url: str, headers: Mapping[str, str], burst: int, *, behind
                     "http.client_identity",
                     SERVER,
                     False,
-                    f"Once client {CLIENT_A} was limited, client {CLIENT_B} (another CF-Connecting-IP through the same proxy) got 429 "
+                    f"Once client {CLIENT_A} was limited, client {CLIENT_B} (other CF-Connecting-IP and X-Forwarded-For through the same proxy) got 429 "
                     "too: the limit counts the proxy's address, so one busy client blocks everyone. Key it on the client's address "
                     "from the headers your proxy sets (CF-Connecting-IP, then X-Forwarded-For).",
                 )
@@ -1264,14 +1264,14 @@ def probe_rate_limit(url: str, headers: Mapping[str, str], burst: int, *, behind
     else:
         forged = http_post(url, initialize_request("burst-forged"), {**headers, **_identity(FORGED)}, timeout=timeout)
         if forged.status == 429:
-            found.append(finding("http.client_identity", SERVER, True, f"A forged CF-Connecting-IP ({FORGED}) sent straight to the server was still limited."))
+            found.append(finding("http.client_identity", SERVER, True, f"A forged CF-Connecting-IP and X-Forwarded-For ({FORGED}) sent straight to the server were not believed: still limited."))
         else:
             found.append(
                 finding(
                     "http.client_identity",
                     SERVER,
                     False,
-                    f"Once limited, the same client sent a forged CF-Connecting-IP ({FORGED}) straight to the server "
+                    f"Once limited, the same client sent a forged CF-Connecting-IP and X-Forwarded-For ({FORGED}) straight to the server "
                     f"and was served ({forged.shown()}): anyone can buy a fresh budget per request. Believe those headers only from "
                     "your proxy's addresses (or accept traffic only through the proxy).",
                 )
@@ -1340,7 +1340,7 @@ def check_url(
 
     ``burst``: also send up to that many requests in a row and expect a 429 with Retry-After
     (last, since it leaves this client limited). ``behind_proxy``: the check's requests reach
-    the server through a proxy it trusts, so clients are told apart by CF-Connecting-IP;
+    the server through a proxy it trusts, so clients are told apart by the headers it forwards;
     otherwise the check is a client talking straight to the server, and a forged header must
     not help it.
     """
