@@ -63,8 +63,8 @@ def expect_read_only(tool: dict[str, Any]) -> None:
         lambda hint, value, said: f"{tool['name']} only reads, so it should say {hint}: {json.dumps(value)}; it says {json.dumps(said)}.",
     )
 
-# Claude Code's limits (its MCP reference): a full tool name, a description loaded up front, the text of a
-# result (over it the result is saved to a file and Claude sees only its path); the specification's page.
+# Claude Code's limits (Claude Code docs, MCP): a full tool name, a description loaded up front, the text of a
+# result (over it the result is saved to a file, and Claude must read the file back); the specification's page.
 NAME_LIMIT = 128
 FULL_NAMES = ("mcp__blog__", "mcp__plugin_acme-engineering-handbook_blog__")  # server "blog" in the team's plugin
 DESCRIPTION_LIMIT = 4_096
@@ -485,9 +485,9 @@ def page_problems(call: str, result: dict[str, Any]) -> list[dict[str, Any]]:
     size = len(result_text(result))
     expect(
         size <= RESULT_CHARS_LIMIT,
-        f"{call} returns {size:,} characters of text; over {RESULT_CHARS_LIMIT:,} Claude Code saves a result to a file and shows "
-        "Claude only its path. Return a page of snippets with a nextPage (raising anthropic/maxResultSizeChars is for output "
-        "that is inherently large, not for a search).",
+        f"{call} returns {size:,} characters of text; over {RESULT_CHARS_LIMIT:,} Claude Code saves a result to a file and puts "
+        "only its path in the conversation, so Claude must read the file back before it can use a hit. Return a page of "
+        "snippets with a nextPage (raising anthropic/maxResultSizeChars is for output that is inherently large, not for a search).",
     )
     hits = payload(result, call).get("articles") or []
     expect(len(hits) <= PAGE_SIZE, f"{call} returns {len(hits)} articles on one page; the page size is {PAGE_SIZE}.")

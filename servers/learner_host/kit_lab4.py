@@ -3,8 +3,9 @@
 The blog is plain data access that raises, as data-access code does: ``BLOG.search`` raises
 ``ValueError`` on an empty query and ``SearchUnavailable`` while the index is down,
 ``BLOG.outline`` raises ``KeyError`` for an unknown slug. Turning those into statuses is the
-server's job, which is what the lab is about (seed 002 §5.1). For grading, the blog reads
-whether its index is down from ``control.json`` in the folder named by ``LAB_STATE_DIR``.
+server's job, which is what the lab is about (*Common mistakes › 5.1 Exceptions instead of
+statuses*). For grading, the blog reads whether its index is down from ``control.json`` in the
+folder named by ``LAB_STATE_DIR``.
 """
 
 from __future__ import annotations
@@ -15,14 +16,13 @@ import re
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field
-
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
 
 # The names Claude Code will know the server by: it ships as server "blog" inside the team's
 # plugin, so each tool reaches Claude as mcp__plugin_acme-engineering-handbook_blog__<tool>
-# (seed 004 lines 677-681).
+# (Claude Code docs, MCP › MCP servers provided by plugins).
 SERVER_NAME = "blog"
 PLUGIN = "acme-engineering-handbook"
 # The public surface the product team asked for (anything else is private).
@@ -147,15 +147,15 @@ class Blog:
 BLOG = Blog()
 
 __all__ = [
-    "Annotated",
     "BLOG",
-    "CallToolResult",
-    "Field",
-    "MCPServer",
     "PAGE_SIZE",
     "PLUGIN",
     "PUBLIC_TOOLS",
     "SERVER_NAME",
+    "Annotated",
+    "CallToolResult",
+    "Field",
+    "MCPServer",
     "SearchUnavailable",
     "TextContent",
     "ToolAnnotations",
