@@ -17,12 +17,11 @@ import hashlib
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 WORD = re.compile(r"[^\W_]+")
-PUBLISHED = "published"
 
 # The article's own choices: fragments of about 900 characters, at most two per article, and at
 # most 30 characters dropped to reach the first whole word. check-server flags fragments over 1,000.
@@ -91,16 +90,17 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 @dataclass(frozen=True)
 class Chunk:
+    """A piece of an article as the vector store keeps it: it knows its article, not whether it is still published."""
+
     slug: str
     text: str
-    status: str = PUBLISHED  # "published", "draft" or "deleted"
     position: int = 0
 
 
-def split_chunks(slug: str, text: str, *, size: int = 120, overlap: int = 30, status: str = PUBLISHED) -> list[Chunk]:
+def split_chunks(slug: str, text: str, *, size: int = 120, overlap: int = 30) -> list[Chunk]:
     """Cut ``text`` every ``size - overlap`` characters with no regard for words, as a naive indexer does."""
     step = max(1, size - overlap)
-    return [Chunk(slug, text[i : i + size], status, n) for n, i in enumerate(range(0, max(1, len(text) - overlap), step))]
+    return [Chunk(slug, text[i : i + size], n) for n, i in enumerate(range(0, max(1, len(text) - overlap), step))]
 
 
 def clean_fragment(text: str, *, limit: int = FRAGMENT_CHARS, max_skip: int = MAX_SKIP) -> str:
@@ -131,7 +131,6 @@ class Hit:
     slug: str
     score: float
     text: str
-    status: str = PUBLISHED
 
 
 def cap_per_source(hits: Iterable[Hit], cap: int = PER_SOURCE) -> list[Hit]:
@@ -162,22 +161,23 @@ class Index:
         *,
         k: int = 5,
         query_embedder: Embedder | None = None,
-        published_only: bool = False,
+        published: Collection[str] | None = None,
         threshold: float | None = None,
         per_source: int | None = None,
         candidates: int = 50,
     ) -> list[Hit]:
         """The top ``k`` chunks for ``query``.
 
-        ``published_only`` filters on status in the query itself (*Common mistakes › 2.2*);
+        ``published``: the slugs the articles table says are published now; given, the query keeps
+        only their chunks, whatever the store still holds (*Common mistakes › 2.2*);
         ``per_source`` caps hits per article after taking the ``candidates`` nearest (*4.3*).
         The query is embedded by ``query_embedder`` (default: the index's model).
         """
         q = (query_embedder or self.embedder).embed(query)
         scored = [
-            Hit(c.slug, round(cosine(q, v), 3), c.text, c.status)
+            Hit(c.slug, round(cosine(q, v), 3), c.text)
             for c, v in zip(self.chunks, self.vectors, strict=True)
-            if not published_only or c.status == PUBLISHED
+            if published is None or c.slug in published
         ]
         scored = [h for h in scored if threshold is None or h.score >= threshold]
         scored.sort(key=lambda h: -h.score)
