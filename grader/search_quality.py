@@ -45,8 +45,14 @@ class DimensionMismatch(ValueError):
     """Two vectors of different lengths: the index and the query were embedded by different models."""
 
 
+# Words too common to say what a text is about; real models learn this, the toy one is told.
+STOPWORDS = frozenset(
+    ["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "with", "and", "or", "is", "are", "be", "by", "as", "it", "its", "this", "that", "your", "you", "not", "no", "per", "how", "what", "when"]
+)
+
+
 def words(text: str) -> list[str]:
-    return WORD.findall(text.lower())
+    return [w for w in WORD.findall(text.lower()) if w not in STOPWORDS]
 
 
 def trigrams(text: str) -> list[str]:
