@@ -185,7 +185,7 @@ def results_validation(host) -> None:
     expect_builds(host, "validation_error", VALIDATION_CASES, "validation_error(...)")
 
 
-@checks.check("results_business", points=1, title="business_error matches the seed's $750 refund example", mistake="business errors without a customer message")
+@checks.check("results_business", points=1, title="business_error matches the exam guide's $750 refund example", mistake="business errors without a customer message")
 def results_business(host) -> None:
     expect_builds(host, "business_error", BUSINESS_CASES, "business_error(...) for the $750 refund")
 
