@@ -268,6 +268,13 @@ class ClearSolutionsToStartingCode(ClearSolutions):
         return super().preprocess_cell(cell, resources, cell_index)
 
 
+def quiz_cell_score(cell, log=None) -> float | None:
+    """A graded quiz answer cell's score, as nbgrader reads a check's graded cell: the result its verdict wrote."""
+    as_check = copy.deepcopy(cell)
+    as_check.metadata.nbgrader["solution"] = False
+    return utils.determine_grade(as_check, log)[0]
+
+
 class SaveCheckGrades(SaveAutoGrades):
     """nbgrader's SaveAutoGrades, except that a quiz's answer cell (an answer cell that is graded, which nbgrader
     leaves to a person) is scored from its verdict's result, as a check's graded cell is."""
@@ -276,9 +283,7 @@ class SaveCheckGrades(SaveAutoGrades):
         if not (utils.is_solution(cell) and is_quiz(resources["nbgrader"]["assignment"])):
             return super()._add_score(cell, resources)
         grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id, self.assignment_id, self.student_id)
-        as_check = copy.deepcopy(cell)
-        as_check.metadata.nbgrader["solution"] = False
-        grade.auto_score, _ = utils.determine_grade(as_check, self.log)
+        grade.auto_score = quiz_cell_score(cell, self.log)
         grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
         self.gradebook.db.commit()
 

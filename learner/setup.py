@@ -11,7 +11,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 LEARNER_MODULES = {
-    "labkit": ["__init__", "lab", "checking", "descriptions", "labstate"],
+    "labkit": ["__init__", "lab", "checking", "descriptions", "labstate", "quiz"],
     "labkit.checks": [
         "__init__",
         "lab1_error_results",

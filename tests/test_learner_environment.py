@@ -193,3 +193,22 @@ def test_lab_check_works_there(learner_env: Path, lab: str, tmp_path: Path) -> N
     failing = [name for name in visible if "[FAIL]" in as_released[name] or "Error" in as_released[name]]
     assert failing, f"the released {lab}, unanswered, passes every visible check in the learner's environment"
 
+
+
+def test_a_quiz_answer_is_recorded_there_and_no_key_ships(learner_env: Path) -> None:
+    """Quizzes: labkit.quiz ships and records an answer; the questions' keys and explanations (grader.quizzes) do not."""
+    from grader.quizzes import available, quiz
+
+    done = run_in(learner_env, 'from labkit.quiz import answer\nanswer("q03", "b")\nanswer("q04", "")\nanswer("q05", "E")')
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "Question 3: your answer B is recorded. It is graded when you submit; the feedback explains every answer.",
+        "Question 4: not answered yet. Put A, B, C or D between the quotes and run this cell again.",
+        "Question 5: 'E' is not an answer, so nothing is recorded: write A, B, C or D between the quotes.",
+    ]
+    assert run_in(learner_env, "import grader.quizzes").returncode != 0
+    assert not list(site_packages(learner_env).rglob("quizzes")), "a quizzes package was installed for the learner"
+    explanations = {" ".join(q.explanation.split())[:120] for name in available() for q in quiz(name).questions}
+    for path, text in texts(site_packages(learner_env)):
+        flat = " ".join(text.split())
+        assert not [e for e in explanations if len(e) >= 40 and e in flat], f"a quiz's explanation ships in {path}"

@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from grader.quizzes import QUIZ_MODULES, UnknownQuiz, available, quiz
+from grader.quizzes import UnknownQuiz, available, quiz
 from grader.quizzes.model import LETTERS, THEMES, Quiz
 
 REPO = Path(__file__).resolve().parents[2]
@@ -161,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             written = build(name)
         except UnknownQuiz as exc:
-            print(f"error: {exc} Known quizzes: {', '.join(QUIZ_MODULES)}.", file=sys.stderr)
+            print(f"error: {exc}", file=sys.stderr)
             return 2
         for path in written:
             print(f"{name}: {path.relative_to(REPO)}")
