@@ -433,8 +433,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--course", type=Path, default=DEFAULT_COURSE, help=f"The nbgrader course folder (default {DEFAULT_COURSE}).")
         return p
 
-    p = with_course(sub.add_parser("release", help="Check each lab's solution earns every point, then generate the learner version."))
-    p.add_argument("labs", nargs="*", help="Labs to release (default: all).")
+    p = with_course(sub.add_parser("release", help="Check each lab's solution earns every point (and each quiz's notebook is the one its questions make), then generate the learner version."))
+    p.add_argument("labs", nargs="*", help="Labs, quizzes or mock_exam to release (default: all).")
     p.add_argument(
         "--due",
         metavar='"YYYY-MM-DD HH:MM [ZONE]"',
@@ -452,7 +452,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = with_course(
         sub.add_parser("collect", help="Collect each learner's latest submission of a lab from nbgrader's exchange into <course>/submitted.")
     )
-    p.add_argument("lab", help="The lab to collect.")
+    p.add_argument("lab", help="The lab (or quiz) to collect.")
     p.set_defaults(run=cmd_collect)
 
     p = with_course(sub.add_parser("autograde", help="Grade a folder of submissions laid out as <student>/<lab>/<lab>.ipynb."))
@@ -462,7 +462,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="The folder of submissions: the course's submitted/ (or a student's folder in it), graded in place, or any "
         "folder laid out as <student>/<lab>/, copied into the course's submitted/.",
     )
-    p.add_argument("--lab", help="Grade only this lab.")
+    p.add_argument("--lab", help="Grade only this lab (or quiz).")
     p.add_argument(
         "--jobs",
         type=positive_int,
@@ -511,7 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_gradebook)
 
     p = with_course(
-        sub.add_parser("report", help="Write the cohort report: score distribution per lab, pass rate per check, most common mistakes.")
+        sub.add_parser("report", help="Write the cohort report: score distribution per lab, pass rate per check, most common mistakes, points per theme of a quiz.")
     )
     p.add_argument(
         "--out",
