@@ -1,6 +1,10 @@
-"""What a tool's description must say to get the tool called, found by plain word matching (the field report on
-MCP server pitfalls, "Descriptions that get a tool called"): when to call it, what it returns, and a description
-for every parameter. Lab 4's visible checks and the grader's server check read descriptions the same way."""
+"""What a tool's description must say to get the tool called, found by plain word matching (*Common mistakes ›
+5.2 Vague descriptions: the model does not call the tool*): when to call it, what it returns, and a description
+for every parameter. Lab 4's visible checks and the grader's server check read descriptions the same way.
+
+Word matching is a lint: it catches a description that forgot to say when or what, and a description that says
+the words and nothing else passes it. The proof is a real client asked without naming the tool, and the
+server's log of what it called (lesson 05, section 3)."""
 
 from __future__ import annotations
 

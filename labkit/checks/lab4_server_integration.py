@@ -1,9 +1,11 @@
 """Lab 4's visible checks: the learner fixes a flawed blog server, flaw by flaw, without changing its answers.
 
-Sources: the field report on MCP server pitfalls (§2.1 private tools published by accident,
-§2.3 read-only hints, §4.5 results that eat the context, §5.1 statuses instead of exceptions,
-§5.2 vague descriptions, the pre-launch checklist) and Claude Code's MCP reference (output
-limits, names over 128 characters in the plugin form, description limits).
+Sources: *Common mistakes* (2.1 The framework published private tools on its own, 2.3 Tools
+without a read-only mark, 4.5 A whole article in the answer eats the client's context, 5.1
+Exceptions instead of statuses, 5.2 Vague descriptions: the model does not call the tool, the
+Pre-launch checklist) and *Claude Code docs, MCP* (MCP output limits and warnings, Tools with
+names longer than 128 characters, MCP servers provided by plugins, Tool search for MCP server
+authors).
 
 Each check works on fixed cases whose expected answers are written out below, and, first, asks
 the server the questions the flawed version answers (``QUESTIONS``, ``OUTLINES``): a fix that
@@ -52,7 +54,7 @@ SEARCH, OUTLINE = "search_articles", "get_article"
 # The flawed server's outline tool; its name is the lab's "over-long name" flaw.
 LONG_NAME = "get_article_outline_with_title_summary_and_section_headings_for_one_published_blog_post"
 PRIVATE_TOOL = "seo_traffic_report"
-READ_ONLY_HINTS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}  # the field report, §2.3
+READ_ONLY_HINTS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}  # Common mistakes › 2.3
 
 
 def expect_read_only(tool: dict[str, Any]) -> None:
@@ -151,7 +153,7 @@ FAILURES = (  # (tool, arguments, errorCategory, isRetryable, while the search i
 )
 NO_MATCH = "quantum"
 
-# What a description needs (the field report, §5.2): the four things, found by plain word matching.
+# What a description needs (Common mistakes › 5.2): the four things, found by plain word matching (a lint).
 DATA_WORDS = {SEARCH: ("article", "articles"), OUTLINE: ("article", "articles"), LONG_NAME: ("article", "articles")}
 
 
@@ -493,7 +495,7 @@ def page_problems(call: str, result: dict[str, Any]) -> list[dict[str, Any]]:
     expect(len(hits) <= PAGE_SIZE, f"{call} returns {len(hits)} articles on one page; the page size is {PAGE_SIZE}.")
     for hit in hits:
         extra = sorted(set(hit) & {"body", "sections"}) if isinstance(hit, dict) else []
-        expect(not extra, f"{call} returns each article's {' and '.join(extra)}; a hit is a snippet, not the article (the field report, §4.5).")
+        expect(not extra, f"{call} returns each article's {' and '.join(extra)}; a hit is a snippet, not the article (Common mistakes › 4.5).")
         snippet = hit.get("snippet") if isinstance(hit, dict) else None
         expect(
             isinstance(snippet, str) and len(snippet) <= SNIPPET_CHARS + 2,
