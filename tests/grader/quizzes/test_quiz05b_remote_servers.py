@@ -1,0 +1,53 @@
+"""Quiz 5b's questions: scenarios on lesson 05b, keyed to the exam guide where it speaks, each explained by source."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+from grader.quizzes import quiz
+from grader.quizzes.model import LETTERS
+from grader.quizzes.quiz05b_remote_servers import QUIZ
+
+SOURCES = (Path(__file__).resolve().parents[3] / "docs" / "sources.md").read_text(encoding="utf-8")
+CITATION = re.compile(r"\*(Exam guide|Common mistakes|Claude Code docs, MCP) › ([^*]+)\*")
+
+
+def test_the_quiz_is_registered_and_asks_six_to_eight_questions() -> None:
+    assert quiz("quiz05b_remote_servers") is QUIZ
+    assert 6 <= len(QUIZ.questions) <= 8
+    assert [q.id for q in QUIZ.questions] == [f"q{n:02d}" for n in range(1, len(QUIZ.questions) + 1)]
+
+
+def test_the_keys_are_spread_over_the_letters() -> None:
+    counts = Counter(q.answer for q in QUIZ.questions)
+    assert set(counts) == set(LETTERS)
+    assert max(counts.values()) <= len(QUIZ.questions) // 2
+
+
+def test_every_explanation_opens_with_its_key_and_answers_each_distractor() -> None:
+    for q in QUIZ.questions:
+        assert q.explanation.startswith(f"**{q.answer}.**"), q.id
+        for letter in set(LETTERS) - {q.answer}:
+            assert f"**{letter}**" in q.explanation, (q.id, letter)
+
+
+def test_every_citation_names_a_section_that_docs_sources_lists() -> None:
+    for q in QUIZ.questions:
+        found = CITATION.findall(q.explanation + q.claude_code)
+        assert found, q.id
+        for _, heading in found:
+            assert f"| {heading} |" in SOURCES or f"| {heading} (" in SOURCES, (q.id, heading)
+
+
+def test_the_exam_guide_keys_the_questions_where_it_speaks() -> None:
+    for q in QUIZ.questions[:5]:  # transports, /mcp, reconnection (twice), OAuth
+        assert "*Exam guide ›" in q.explanation, q.id
+    for q in QUIZ.questions[5:]:  # the proxy and the limits: the field article
+        assert "*Common mistakes ›" in q.explanation, q.id
+
+
+def test_where_claude_code_differs_the_question_says_what_it_does() -> None:
+    differs = {q.id for q in QUIZ.questions if q.claude_code}
+    assert differs == {"q04", "q05"}
