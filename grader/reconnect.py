@@ -1,10 +1,12 @@
 """What happens when an MCP server's connection fails or drops: the exam's rule and Claude Code's schedule.
 
-Sources: *Exam guide › Verifying the connection (`/mcp`)* (HTTP/SSE servers reconnect automatically
-up to five times with exponential backoff; stdio servers, local subprocesses, are not reconnected) and
-*Claude Code docs, MCP › Automatic reconnection* (the delays: 1 s, doubled each time; three retries of a
-failed first connection after a transient error; none after an authentication or "not found" error;
-what becomes of a stdio server that exits).
+Sources:
+
+- *Exam guide › Verifying the connection (`/mcp`)*: HTTP/SSE servers reconnect automatically up to five
+  times with exponential backoff; stdio servers, local subprocesses, are not reconnected.
+- *Claude Code docs, MCP › Automatic reconnection*: the delays (1 s, doubled each time); three retries of
+  a failed first connection after a transient error, none after an authentication or "not found" error;
+  what becomes of a stdio server that exits.
 
 Plain functions, no MCP dependency: the lesson, its tests and any client that wants to behave like
 Claude Code use the same rule. ``follow_schedule`` runs it against a real connect function.

@@ -3,8 +3,8 @@
 Each layer is off unless ``Options`` turns it on. In the order a request meets them: the proxy's bot
 check and cache, the rate limiter (per client, with a daily cap, and a store that may be down), the web
 framework's defaults (session cookie, CSRF redirect), OAuth's 401, and finally the MCP endpoint. One
-log line per request says what happened (*Common mistakes › 1.1 "Unrecognized field": client and server
-on different protocol versions* asks for ``protocolVersion`` and ``clientInfo`` in the log).
+log line per request says what happened, with ``protocolVersion`` and ``clientInfo``, as
+*Common mistakes › 1.1 "Unrecognized field": client and server on different protocol versions* asks.
 """
 
 from __future__ import annotations
@@ -82,8 +82,11 @@ class Options:
 def client_identity(peer: str, headers: dict[str, str], options: Options) -> str:
     """Who the client is, for the limiter: the peer, or what a trusted proxy says the client is.
 
-    *Common mistakes › 3.1* and *3.2*: forwarding headers are believed only from a trusted proxy; from
-    anyone else they are ignored, so a forged ``CF-Connecting-IP`` sent straight to the server changes nothing.
+    Forwarding headers are believed only from a trusted proxy; from anyone else they are ignored, so a
+    forged ``CF-Connecting-IP`` sent straight to the server changes nothing. ``X-Forwarded-For`` is read
+    from the right, because a client can write anything into its left end. Sources:
+    *Common mistakes › 3.1 The rate limit counts the proxy's IP instead of the client's*;
+    *Common mistakes › 3.2 A forged `CF-Connecting-IP` sent straight to the server*.
     """
     if options.key_by_peer_only or peer not in options.trusted_proxies:
         return peer
@@ -273,7 +276,10 @@ class RemoteApp:
     # Each layer answers the request (and returns True) or lets it through to the next.
 
     async def proxy(self, ex: Exchange) -> bool:
-        """*Common mistakes › 1.4*: a bot check answering programs with HTML, and a cache replaying a reply."""
+        """A bot check answering programs with HTML, and a cache replaying a reply.
+
+        *Common mistakes › 1.4 An HTML page instead of JSON: the proxy's bot protection*.
+        """
         opts = self.options
         exempt = opts.bot_check_exempt_mcp and ex.path == MCP_PATH
         if opts.bot_check and not exempt and "mozilla/" not in ex.headers.get("user-agent", "").lower():
@@ -289,7 +295,11 @@ class RemoteApp:
         return False
 
     async def limits(self, ex: Exchange) -> bool:
-        """*Common mistakes › 3.1-3.3*: per-client rate limit, daily cap, and a limiter whose store is down."""
+        """A rate limit per client, a daily cap, and a limiter whose store is down (failing open or closed).
+
+        *Common mistakes › 3.1 The rate limit counts the proxy's IP instead of the client's*;
+        *Common mistakes › 3.3 No daily safety cap*.
+        """
         mode = self.options.limiter
         if mode == "down-closed":
             ex.notes.append("limiter=down(fail-closed)")
@@ -311,7 +321,10 @@ class RemoteApp:
         return True
 
     async def framework(self, ex: Exchange) -> bool:
-        """*Common mistakes › 1.5*: a web framework's defaults, a login page and CSRF protection on every POST."""
+        """A web framework's defaults: a login page, and CSRF protection on every POST.
+
+        *Common mistakes › 1.5 A 403 or a redirect to a login page: the framework's default security*.
+        """
         if not self.options.framework_defaults:
             return False
         if ex.path == LOGIN_PATH:

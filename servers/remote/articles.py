@@ -1,9 +1,11 @@
 """A tiny article index for the remote course server: plain functions that answer with statuses.
 
-The rules a search over published writing should keep (*Common mistakes › 2.2 Drafts and deleted
-pages in the vector store*, *4.3 Five fragments of one article instead of five articles*, *4.4 Fragments
-start with a cut word*, *5.1 Exceptions instead of statuses*): drafts never come back, one fragment per
-article, fragments cut at word boundaries, and every answer has a ``status``.
+The rules a search over published writing should keep, one source each:
+
+- drafts never come back: *Common mistakes › 2.2 Drafts and deleted pages in the vector store*;
+- one fragment per article: *Common mistakes › 4.3 Five fragments of one article instead of five articles*;
+- fragments cut at word boundaries: *Common mistakes › 4.4 Fragments start with a cut word*;
+- every answer has a ``status``: *Common mistakes › 5.1 Exceptions instead of statuses*.
 """
 
 from __future__ import annotations
