@@ -37,10 +37,10 @@ QUIZ = Quiz(
             },
             answer="C",
             explanation=(
-                "When one server name exists in several scopes, local wins, then project, then user, then plugin "
+                "**C.** When one server name exists in several scopes, local wins, then project, then user, then plugin "
                 "servers, then claude.ai connectors; this lets a developer override the team's configuration "
-                f"locally without editing `.mcp.json` ({SCOPES}). A is wrong: Claude Code connects to a server once, "
-                f"with one definition ({DOCS_LADDER}). B inverts the ladder. D is wrong: a clash is resolved, not "
+                f"locally without editing `.mcp.json` ({SCOPES}). **A** is wrong: Claude Code connects to a server once, "
+                f"with one definition ({DOCS_LADDER}). **B** inverts the ladder. **D** is wrong: a clash is resolved, not "
                 "blocked (Claude Code also warns that the scopes point at different endpoints)."
             ),
         ),
@@ -59,9 +59,9 @@ QUIZ = Quiz(
             },
             answer="A",
             explanation=(
-                "Project scope ranks above user scope, and Claude Code uses the whole entry from the winning source; "
-                f"fields are never merged across scopes ({DOCS_LADDER}; the ladder itself is in {SCOPES}). B is the "
-                "common misconception of a field-by-field merge. C inverts the ladder (user is below project). D "
+                "**A.** Project scope ranks above user scope, and Claude Code uses the whole entry from the winning source; "
+                f"fields are never merged across scopes ({DOCS_LADDER}; the ladder itself is in {SCOPES}). **B** is the "
+                "common misconception of a field-by-field merge. **C** inverts the ladder (user is below project). **D** "
                 "is wrong: the winning definition loads."
             ),
         ),
@@ -80,9 +80,9 @@ QUIZ = Quiz(
             },
             answer="D",
             explanation=(
-                "`local` is the default scope: stored in `~/.claude.json`, tied to the current project's path, not "
-                f"shared through git ({SCOPES}). A is project scope (`--scope project`). B is a different file: local "
-                f"MCP scope is not the general local settings file `.claude/settings.local.json` ({DOCS_SCOPES}). C "
+                "**D.** `local` is the default scope: stored in `~/.claude.json`, tied to the current project's path, not "
+                f"shared through git ({SCOPES}). **A** is project scope (`--scope project`). **B** is a different file: local "
+                f"MCP scope is not the general local settings file `.claude/settings.local.json` ({DOCS_SCOPES}). **C** "
                 "is user scope (`--scope user`)."
             ),
         ),
@@ -101,11 +101,11 @@ QUIZ = Quiz(
             },
             answer="B",
             explanation=(
-                "Team tools (Jira, internal APIs, the team's deploy bot) belong in project scope: `.mcp.json` at the "
+                "**B.** Team tools (Jira, internal APIs, the team's deploy bot) belong in project scope: `.mcp.json` at the "
                 f"repository root, committed ({SCOPES}); `.mcp.json` is shared and `~/.claude.json` is private "
-                f"({EMPHASES}), so the token stays out as a `${{VAR}}` reference. A works only by hand on each machine "
-                "and is not shared. C: `~/.claude.json` is in your home folder, private, and holds your other "
-                "projects too. D commits a secret."
+                f"({EMPHASES}), so the token stays out as a `${{VAR}}` reference. **A** works only by hand on each machine "
+                "and is not shared. **C**: `~/.claude.json` is in your home folder, private, and holds your other "
+                "projects too. **D** commits a secret."
             ),
         ),
         Question(
@@ -123,9 +123,9 @@ QUIZ = Quiz(
             },
             answer="C",
             explanation=(
-                "User scope is stored in `~/.claude.json`, shared with no one, and loads in all your projects: your "
-                f"scratch database, your notes server ({SCOPES}). A loads in one project only. B is committed and "
-                "reaches the whole team. D is wrong: user scope already loads everywhere, no plugin needed."
+                "**C.** User scope is stored in `~/.claude.json`, shared with no one, and loads in all your projects: your "
+                f"scratch database, your notes server ({SCOPES}). **A** loads in one project only. **B** is committed and "
+                "reaches the whole team. **D** is wrong: user scope already loads everywhere, no plugin needed."
             ),
         ),
         Question(
@@ -143,10 +143,10 @@ QUIZ = Quiz(
             },
             answer="A",
             explanation=(
-                "Project-scope servers ask for the user's approval when the session first loads them "
+                "**A.** Project-scope servers ask for the user's approval when the session first loads them "
                 f"({SCHEMA}); until then `claude mcp list` shows them as pending approval, and a cloned repository "
-                f"cannot approve its own servers through its committed settings ({DOCS_APPROVAL}). B skips the "
-                "approval that protects you from a repository's servers. C and D invent steps that do not exist."
+                f"cannot approve its own servers through its committed settings ({DOCS_APPROVAL}). **B** skips the "
+                "approval that protects you from a repository's servers. **C** and **D** invent steps that do not exist."
             ),
         ),
         Question(
@@ -164,9 +164,9 @@ QUIZ = Quiz(
             },
             answer="D",
             explanation=(
-                "Your approval choices for project servers are reset with `claude mcp reset-project-choices` "
-                f"({SCHEMA}; {DOCS_SCOPES}). A and C change the file, not your recorded choice, which is kept outside "
-                "the repository. B is wrong: that command exists for exactly this."
+                "**D.** Your approval choices for project servers are reset with `claude mcp reset-project-choices` "
+                f"({SCHEMA}; {DOCS_SCOPES}). **A** and **C** change the file, not your recorded choice, which is kept outside "
+                "the repository. **B** is wrong: that command exists for exactly this."
             ),
         ),
         Question(
@@ -183,11 +183,11 @@ QUIZ = Quiz(
             },
             answer="B",
             explanation=(
-                "Each entry's `type` is `stdio`, `http` (alias `streamable-http`) or `sse`; a stdio entry takes "
+                "**B.** Each entry's `type` is `stdio`, `http` (alias `streamable-http`) or `sse`; a stdio entry takes "
                 f"`command` with optional `args` and `env`, an http or sse entry takes `url` with optional `headers` "
-                f"({SCHEMA}). A puts the URL in the stdio field. C leaves out `type`: Claude Code reads an entry "
+                f"({SCHEMA}). **A** puts the URL in the stdio field. **C** leaves out `type`: Claude Code reads an entry "
                 "without `type` as stdio and skips one that has a `url` instead of a `command` (*Claude Code docs, "
-                "MCP › Installing MCP servers*). D gives a stdio server a URL."
+                "MCP › Installing MCP servers*). **D** gives a stdio server a URL."
             ),
         ),
         Question(
@@ -205,9 +205,9 @@ QUIZ = Quiz(
             },
             answer="C",
             explanation=(
-                "Local scope is stored in `~/.claude.json` tied to the current project's path and loads only in that "
+                "**C.** Local scope is stored in `~/.claude.json` tied to the current project's path and loads only in that "
                 f"project ({SCOPES}; {DOCS_SCOPES}), so another folder does not see it: there the team's `github` "
-                "from `.mcp.json` applies. A and B confuse local scope with something kept in the repository. D is "
+                "from `.mcp.json` applies. **A** and **B** confuse local scope with something kept in the repository. **D** is "
                 "wrong: it is stored in a file and lasts until you remove it."
             ),
         ),
@@ -227,8 +227,8 @@ QUIZ = Quiz(
             },
             answer="A",
             explanation=(
-                "The exam guide's ladder is by name: local, then project, then user, then plugin servers, then "
-                f"claude.ai connectors ({SCOPES}), so your user-scope `github` wins. B inverts the ladder. C and D "
+                "**A.** The exam guide's ladder is by name: local, then project, then user, then plugin servers, then "
+                f"claude.ai connectors ({SCOPES}), so your user-scope `github` wins. **B** inverts the ladder. **C** and **D** "
                 "invent rules: the ladder settles every clash, and nothing depends on timing."
             ),
             claude_code=(

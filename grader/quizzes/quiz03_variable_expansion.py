@@ -38,10 +38,10 @@ QUIZ = Quiz(
             },
             answer="B",
             explanation=(
-                "`${VAR:-default}` gives the value of `VAR` if it is set, otherwise the default "
+                "**B.** `${VAR:-default}` gives the value of `VAR` if it is set, otherwise the default "
                 f"({GUIDE}). A variable set to the empty string is set, so the url becomes `/mcp`, which is not a "
-                f"valid URL; unset the variable to get the default ({DOCS_EMPTY}). A is the shell habit of treating "
-                "empty as missing. C and D describe an unset variable without a default, not this case."
+                f"valid URL; unset the variable to get the default ({DOCS_EMPTY}). **A** is the shell habit of treating "
+                "empty as missing. **C** and **D** describe an unset variable without a default, not this case."
             ),
         ),
         Question(
@@ -60,10 +60,10 @@ QUIZ = Quiz(
             },
             answer="D",
             explanation=(
-                "In a remote server's `url` and `headers`, Claude Code reads its own and your cloud provider's "
+                "**D.** In a remote server's `url` and `headers`, Claude Code reads its own and your cloud provider's "
                 "credential variables as empty, set or not, and ignores their `:-default`, so that a project's "
-                f"`.mcp.json` or a plugin cannot send them to a server of its choosing ({DOCS}). A is what a plain "
-                "variable would give. B assumes the default applies; it is ignored for these names. C describes an "
+                f"`.mcp.json` or a plugin cannot send them to a server of its choosing ({DOCS}). **A** is what a plain "
+                "variable would give. **B** assumes the default applies; it is ignored for these names. **C** describes an "
                 "unset ordinary variable."
             ),
         ),
@@ -82,10 +82,10 @@ QUIZ = Quiz(
             },
             answer="A",
             explanation=(
-                "A name outside the covered credential set expands as written, so copying the value into a "
+                "**A.** A name outside the covered credential set expands as written, so copying the value into a "
                 f"variable with your own name is the documented way ({DOCS}); it is a deliberate act of yours, "
-                "which a cloned file cannot do. B: the default of a covered name is ignored. C commits a secret "
-                f"({EMPHASES}). D is wrong: the copy works."
+                "which a cloned file cannot do. **B**: the default of a covered name is ignored. **C** commits a secret "
+                f"({EMPHASES}). **D** is wrong: the copy works."
             ),
         ),
         Question(
@@ -103,9 +103,9 @@ QUIZ = Quiz(
             },
             answer="C",
             explanation=(
-                "The exam guide gives two forms: `${VAR}`, the value of `VAR`, where parsing fails if the variable "
+                "**C.** The exam guide gives two forms: `${VAR}`, the value of `VAR`, where parsing fails if the variable "
                 f"is not set, and `${{VAR:-default}}`, which falls back to the default ({GUIDE}). That is the answer "
-                "the exam expects. A and B invent behaviours no source describes. D is what Claude Code itself "
+                "the exam expects. **A** and **B** invent behaviours no source describes. **D** is what Claude Code itself "
                 "does today, not the exam guide's answer."
             ),
             claude_code=(
@@ -132,11 +132,11 @@ QUIZ = Quiz(
             },
             answer="B",
             explanation=(
-                "`${CLAUDE_PROJECT_DIR}` is set in the server's environment, not in Claude Code's own, so at the top "
+                "**B.** `${CLAUDE_PROJECT_DIR}` is set in the server's environment, not in Claude Code's own, so at the top "
                 f"level of `command` or `args` you usually need the default `${{CLAUDE_PROJECT_DIR:-.}}` ({GUIDE}); a "
-                f"plugin's configuration has it substituted directly ({DOCS_PLUGINS}). A is wrong twice: variables "
-                "work, and an absolute path exists on one machine only. C inverts the order: the configuration is "
-                "expanded before the server starts. D invents a rule."
+                f"plugin's configuration has it substituted directly ({DOCS_PLUGINS}). **A** is wrong twice: variables "
+                "work, and an absolute path exists on one machine only. **C** inverts the order: the configuration is "
+                "expanded before the server starts. **D** invents a rule."
             ),
         ),
         Question(
@@ -151,9 +151,9 @@ QUIZ = Quiz(
             },
             answer="A",
             explanation=(
-                f"Expansion works in `command`, `args`, `env`, `url` and `headers` ({GUIDE}; {DOCS}). B is wrong: "
+                f"**A.** Expansion works in `command`, `args`, `env`, `url` and `headers` ({GUIDE}; {DOCS}). **B** is wrong: "
                 "the server's name is a key, not a value, and `type` is not one of these fields, so a transport "
-                "cannot be chosen by a variable. C and D leave out fields where paths and URLs often need a "
+                "cannot be chosen by a variable. **C** and **D** leave out fields where paths and URLs often need a "
                 "variable."
             ),
         ),
@@ -169,9 +169,9 @@ QUIZ = Quiz(
             },
             answer="D",
             explanation=(
-                "Commit `.mcp.json` with placeholders and keep the real tokens in each developer's shell, in the CI "
-                f"runner or in 1Password CLI ({GUIDE}); expansion exists to keep secrets out of git ({EMPHASES}). A "
-                "commits a secret, private or not. B commits it too: a default is part of the file. C gives up the "
+                "**D.** Commit `.mcp.json` with placeholders and keep the real tokens in each developer's shell, in the CI "
+                f"runner or in 1Password CLI ({GUIDE}); expansion exists to keep secrets out of git ({EMPHASES}). **A** "
+                "commits a secret, private or not. **B** commits it too: a default is part of the file. **C** gives up the "
                 f"shared project scope the team needs ({SCOPES})."
             ),
         ),
@@ -190,10 +190,10 @@ QUIZ = Quiz(
             },
             answer="C",
             explanation=(
-                "For servers in local, project and user scope, `/mcp`, `claude mcp list` and `claude mcp get` show a "
+                "**C.** For servers in local, project and user scope, `/mcp`, `claude mcp list` and `claude mcp get` show a "
                 f"`${{VAR}}` reference by name, not its resolved value, so no secret is printed ({DOCS_SHOWN}). Look "
-                "for the missing-variable warning to learn whether it is set. A and B read meaning into a display "
-                "that never resolves. D is unrelated: a plugin's server is named `plugin:<plugin>:<server>`."
+                "for the missing-variable warning to learn whether it is set. **A** and **B** read meaning into a display "
+                "that never resolves. **D** is unrelated: a plugin's server is named `plugin:<plugin>:<server>`."
             ),
         ),
         Question(
@@ -212,10 +212,10 @@ QUIZ = Quiz(
             },
             answer="A",
             explanation=(
-                "`${VAR}` and `${VAR:-default}` keep secrets out of git; they are not for runtime configuration logic "
+                "**A.** `${VAR}` and `${VAR:-default}` keep secrets out of git; they are not for runtime configuration logic "
                 f"({EMPHASES}). To differ from the team's configuration, a developer overrides the entry in local "
-                f"scope, which wins over project scope without editing `.mcp.json` ({SCOPES}). B and C treat "
-                "expansion as a switchboard, which is what the guide warns against. D adds logic the two forms do "
+                f"scope, which wins over project scope without editing `.mcp.json` ({SCOPES}). **B** and **C** treat "
+                "expansion as a switchboard, which is what the guide warns against. **D** adds logic the two forms do "
                 "not have: there are only a value and a fallback."
             ),
         ),

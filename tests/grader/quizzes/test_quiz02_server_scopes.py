@@ -1,0 +1,57 @@
+"""Quiz 2's questions: scenario questions on lesson 02, keyed to the exam guide, each explained by source."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from grader.quizzes.model import LETTERS
+from grader.quizzes.quiz02_server_scopes import QUIZ
+
+
+def question(needle: str):
+    (found,) = [q for q in QUIZ.questions if needle in q.text]
+    return found
+
+
+def test_the_quiz_is_named_for_its_assignment_and_asks_eight_to_ten_questions_on_scopes() -> None:
+    assert QUIZ.name == "quiz02_server_scopes"
+    assert 8 <= len(QUIZ.questions) <= 10
+    assert [q.id for q in QUIZ.questions] == [f"q{n:02d}" for n in range(1, len(QUIZ.questions) + 1)]
+    assert {q.theme for q in QUIZ.questions} == {"scopes"}
+
+
+def test_the_keys_are_spread_over_the_letters() -> None:
+    counts = Counter(q.answer for q in QUIZ.questions)
+    assert set(counts) == set(LETTERS)
+    assert max(counts.values()) <= len(QUIZ.questions) // 2
+
+
+def test_every_explanation_opens_with_its_key_answers_each_distractor_and_cites_the_exam_guide_by_heading() -> None:
+    for q in QUIZ.questions:
+        assert q.explanation.startswith(f"**{q.answer}.**"), q.id
+        for letter in set(LETTERS) - {q.answer}:
+            assert f"**{letter}**" in q.explanation, (q.id, letter)
+        assert re.search(r"\*Exam guide › [^*]+\*", q.explanation), q.id
+
+
+def test_no_option_repeats_within_a_question() -> None:
+    for q in QUIZ.questions:
+        assert len(set(q.options.values())) == len(LETTERS), q.id
+
+
+def test_a_plugin_server_named_like_a_user_server_is_keyed_to_the_guides_ladder_with_claude_codes_endpoint_rule_beside() -> None:
+    q = question("plugin")
+    assert "user scope ranks above plugin servers" in q.options[q.answer]
+    assert "endpoint" in q.claude_code and "plugin:<plugin>:github" in q.claude_code
+
+
+def test_no_question_rests_on_version_trivia() -> None:
+    # The git-root key, URL spellings and trailing slashes are observations of one Claude Code version.
+    everything = " ".join(q.text + " ".join(q.options.values()) for q in QUIZ.questions)
+    for trivia in ("git root", "trailing slash", ":443", "2.1.332"):
+        assert trivia not in everything, trivia
+
+
+def test_only_the_conflict_with_claude_code_carries_a_claude_code_note() -> None:
+    assert [q.id for q in QUIZ.questions if q.claude_code] == [question("plugin").id]
