@@ -7,7 +7,6 @@ from grader.quizzes.model import Question, Quiz
 THIRTY_K = "*Exam guide › MCP at 30,000 feet*"
 SCHEMA = "*Exam guide › The `.mcp.json` schema (with an example)*"
 VERIFY = "*Exam guide › Verifying the connection (`/mcp`)*"
-EMPHASES = "*Exam guide › Exam emphases*"
 INSTALLING = "*Claude Code docs, MCP › Installing MCP servers*"
 RECONNECTION = "*Claude Code docs, MCP › Automatic reconnection*"
 AUTH = "*Claude Code docs, MCP › Authenticating with remote MCP servers*"
@@ -87,7 +86,7 @@ QUIZ = Quiz(
             answer="D",
             explanation=(
                 "**D.** HTTP and SSE servers reconnect automatically, up to five times, with exponential backoff "
-                f"({VERIFY}; {EMPHASES}). Claude Code's documentation gives the waits: 1 s, doubled each time "
+                f"({VERIFY}). Claude Code's documentation gives the waits: 1 s, doubled each time "
                 f"({RECONNECTION}), so a ten-second outage is over by the fourth attempt. **A** ignores the automatic "
                 "reconnection. **B** is neither bounded nor exponential. **C**: a failing server is marked failed in "
                 "`/mcp`, never removed from the configuration."
