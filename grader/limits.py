@@ -98,7 +98,7 @@ def result_fate(
         if chars > ERROR_TRUNCATED_OVER:
             return Fate(chars, tokens, False, "error text cut",
                         f"an isError result over about {ERROR_TRUNCATED_OVER:,} characters keeps its first and last "
-                        f"{ERROR_KEPT:,} characters, with a marker saying how many were removed; it is never saved to a file")
+                        f"{ERROR_KEPT:,} characters, with a marker saying how many were removed; it is not saved to a file")
         return Fate(chars, tokens, False, "in the conversation", "an error text this short reaches Claude whole")
     declared = declared_chars(meta)
     saved = f"saved to a file in {FILE_NOTE}; the conversation gets its path and Claude reads the file when it needs the content"
