@@ -1272,7 +1272,7 @@ def probe_rate_limit(url: str, headers: Mapping[str, str], burst: int, *, behind
                     SERVER,
                     False,
                     f"Once limited, the same client sent a forged CF-Connecting-IP and X-Forwarded-For ({FORGED}) straight to the server "
-                    f"and was served ({forged.shown()}): anyone can buy a fresh budget per request. Believe those headers only from "
+                    f"and got past the limit ({forged.shown()}): anyone can buy a fresh budget per request. Believe those headers only from "
                     "your proxy's addresses (or accept traffic only through the proxy).",
                 )
             )
@@ -1388,7 +1388,7 @@ class Item:
 
 CHECKLIST_ITEMS: tuple[Item, ...] = (
     Item(1, "tools/list returns only the tools you publish on purpose.", "2.1 The framework published private tools on its own",
-         ("whitelist", "tools.list"), "Give --expect with the tools you mean to publish, and run the check after every deploy."),
+         ("whitelist",), "Give --expect with the tools you mean to publish, and run the check after every deploy."),
     Item(2, "initialize sent to the production address from outside returns JSON, not the proxy's HTML page.",
          "1.4 An HTML page instead of JSON: the proxy's bot protection", ("http.initialize", "http.fresh_reply"),
          "Run check-server --url against the production address, from a machine outside it.",
@@ -1493,6 +1493,8 @@ def _not_checked(item: Item, report: Report) -> str:
         return f"check-server connected with the newest client of its SDK; protocol {report.protocol_version} agreed."
     if any(rule.startswith("http.") for rule in item.rules) and report.url is None:
         return "Checked only over HTTP: this server was started over stdio."
+    if item.rules and any(f.rule == "tools.list" and f.passed is False for f in report.findings):
+        return "No MCP session could be opened (tools/list failed), so this was not checked."
     if not item.rules:
         return "Only the server's author can answer this one."
     return "Not checked in this run."
