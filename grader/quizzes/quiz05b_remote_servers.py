@@ -65,8 +65,8 @@ QUIZ = Quiz(
             explanation=(
                 "**A.** `/mcp` is the place to verify a connection: every server, its tool/resource/prompt counts, its "
                 f"authentication state and any current reconnection backoff ({VERIFY}). **B**: the file says what is "
-                "configured, not what connected. **C**: `claude mcp add` saves the entry without checking credentials "
-                f"({AUTH}). **D**: a server that fails is shown as failed; the session goes on without its tools "
+                "configured, not what connected. **C**: `claude mcp add` writes the entry; whether the server connects, "
+                f"and with what, is what `/mcp` shows ({VERIFY}). **D**: a server that fails is shown as failed; the session goes on without its tools "
                 f"({RECONNECTION})."
             ),
         ),
