@@ -111,6 +111,17 @@ def test_the_notebook_imports_nothing_of_the_grader_and_each_hidden_cell_only_sa
             assert cell.source == f'lab.check("{meta["grade_id"]}")'
 
 
+NUMBERS = {"five": 5, "six": 6, "seven": 7, "eight": 8}
+
+
+def test_the_introduction_counts_the_flaws_its_table_lists_one_visible_check_each() -> None:
+    intro = read_notebook(SOURCE).cells[0].source
+    (said,) = re.findall(r"it has (\w+)\s+flaws", intro)
+    rows = [line for line in intro.splitlines() if re.match(r"\| [ABC] \|", line)]
+    assert NUMBERS[said] == len(rows) == len(VISIBLE)
+    assert {re.search(r"`(\w+)` \| \d+ \|$", row).group(1) for row in rows} == VISIBLE
+
+
 def test_the_flawed_server_handed_out_has_every_flaw_the_lab_names() -> None:
     assert "def seo_traffic_report" in STARTING_CODE
     assert f"def {LONG_NAME}(" in STARTING_CODE
