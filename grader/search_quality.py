@@ -33,7 +33,7 @@ ELLIPSIS = "…"
 
 # Where check-server looks for fragments in a tool's structuredContent: a list of objects with a
 # field of one of these names (the text) and, for the per-source count, one naming the source.
-FRAGMENT_FIELDS = ("fragment", "snippet", "excerpt", "chunk", "text")
+FRAGMENT_FIELDS = ("fragment", "snippet", "excerpt", "chunk")
 SOURCE_FIELDS = ("slug", "source", "url", "article", "article_id", "document", "doc_id", "title")
 
 

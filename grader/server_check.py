@@ -1,7 +1,10 @@
 """Check a running MCP server, through a real MCP client, against the course's pre-launch rules.
 
 ``check_server`` opens a session (or uses the one it is given), reads ``tools/list``, makes
-the sample calls the caller provides, and returns a ``Report`` of ``Finding``s. Each finding
+the sample calls the caller provides, and returns a ``Report`` of ``Finding``s. ``check_url``
+does the same for a Streamable HTTP server at a URL, after probing it with plain HTTP as a
+client meets it. ``checklist`` turns a report into the thirteen items of *Common mistakes ›
+Pre-launch checklist*: pass, FAIL, or a question only the server's author can answer. Each finding
 names its rule, the sources the rule comes from (short name › section heading, as
 ``docs/sources.md`` lists them), its severity ("required": Claude Code drops, truncates or
 misreads something, or the course requires it; "advice": a habit the sources recommend), whether it
@@ -22,10 +25,19 @@ Rules (``RULES`` holds each one's citation):
 - ``instructions.length``: the server's instructions within 4,096 characters.
 - ``result.expectation``, ``result.size``: for each sample call.
 - ``initialize.logged``: the server's stderr shows the client's protocol version and name.
+- ``search.fragments``: fragments in a sample's answer are short, start and end on word
+  boundaries, at most two per source (``grader.search_quality``).
+- Over HTTP only: ``http.initialize`` (initialize answered with JSON-RPC, not a proxy's HTML or
+  a framework's redirect), ``http.fresh_reply`` (not a cached answer), ``http.no_cookie``,
+  ``http.newer_client`` (a client announcing a newer protocol and unknown capabilities is
+  accepted) and, with a burst, ``http.rate_limit`` (429 with Retry-After) and
+  ``http.client_identity`` (clients behind a proxy counted apart; a forged forwarding header
+  sent straight to the server not believed).
 
 The description heuristic (``description.what_when_how``) looks for the four things
-*Common mistakes › 5.2 Vague descriptions: the model does not call the tool* puts in a description, with plain word matching; it cannot tell a good description from
-a bad one that uses the right words, so its findings are advice and say what they looked for:
+*Common mistakes › 5.2 Vague descriptions: the model does not call the tool* puts in a
+description, with plain word matching; it cannot tell a good description from a bad one that
+uses the right words, so its findings are advice and say what they looked for:
 
 - what data: a noun from the tool's name (``search_orders`` -> "order") appears in the text;
 - when to call: a when-clause such as "call it when", "use it when/before", "when the user",
