@@ -46,9 +46,9 @@ QUIZ = Quiz(
                 '"permission"`, `isRetryable: false`, `missingScope: "orders:read"`. What should happen next?'
             ),
             options={
-                "A": "Tell the customer they have no open orders",
+                "A": "Tell the customer they have no open orders, since the search returned none",
                 "B": "Retry with backoff in case the scope is granted in a moment",
-                "C": "Escalate to the coordinator with the missing scope and role, and tell the customer the orders could not be checked yet",
+                "C": "Escalate with the missing scope and role; tell the customer the orders could not be checked yet",
                 "D": "Re-plan: search again with the e-mail address written another way",
             },
             answer="C",
@@ -186,10 +186,10 @@ QUIZ = Quiz(
                 "its retries are spent. What should its escalation to the coordinator contain?"
             ),
             options={
-                "A": "Only the last error text, so the coordinator's log stays short",
-                "B": "The original list of five orders, so the coordinator can run the whole batch again",
-                "C": "The final `errorCategory` and `isRetryable`, a description for the log, the two refunds already made, and which endpoints and how many retries were tried",
-                "D": "The stack trace of the failed call and the gateway's host name",
+                "A": "Only the last error text, so the coordinator's log stays short and readable",
+                "B": "The original list of five orders, so the coordinator can simply run the batch again",
+                "C": "The final category and retry flag, a log description, the two refunds made, and what was tried",
+                "D": "The failed call's stack trace and the gateway's host name, for debugging",
             },
             answer="C",
             explanation=(
