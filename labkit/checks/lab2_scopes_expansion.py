@@ -97,7 +97,7 @@ def expand_basic(host) -> None:
     expect_expansions(host, EXPAND_BASIC)
 
 
-@checks.check("expand_unset_stays_literal", points=1, title="an unset variable without a default stays as written", mistake="drops unset variables")
+@checks.check("expand_unset_stays_literal", points=1, title="an unset variable without a default stays as written, as Claude Code does (the exam guide: parsing fails)", mistake="drops unset variables")
 def expand_unset_stays_literal(host) -> None:
     expect_expansions(host, EXPAND_UNSET)
 
