@@ -22,6 +22,7 @@ from grader.quizzes.build import (
     notebook_text,
     source_path,
 )
+from grader.quizzes.model import THEMES
 
 REPO = Path(__file__).resolve().parents[2]
 NAME = "quiz01_structured_tool_errors"
@@ -114,3 +115,10 @@ def test_the_release_refuses_a_notebook_its_questions_do_not_make(monkeypatch, t
     with pytest.raises(PipelineError, match=rf"run `python -m grader.quizzes.build {NAME}`, then release again"):
         course.release([NAME])
     assert not (tmp_path / "release").exists()
+
+
+def test_every_registered_quiz_has_its_questions_and_the_mock_exam_covers_every_theme() -> None:
+    assert available() == list(QUIZ_MODULES)
+    mock = quiz("mock_exam")
+    assert len(mock.questions) >= 30
+    assert {x.theme for x in mock.questions} == set(THEMES)
