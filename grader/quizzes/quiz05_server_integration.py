@@ -22,14 +22,14 @@ QUIZ = Quiz(
                 "MCP server for it this afternoon: \"it is only four tools\". What does the exam guide advise?"
             ),
             options={
-                "A": "Write it: a custom server with four tools is cheap, and the team controls it",
-                "B": "Use the maintained community Jira server; write a custom server only for a team-specific integration with no maintained option",
-                "C": "Write it, because community servers cannot be shared through `.mcp.json`",
-                "D": "Either is fine: once a server works, the choice has no lasting cost",
+                "A": "Write it: four tools take an afternoon, and a server the team owns can change whenever it needs to",
+                "B": "Use the maintained community Jira server; custom servers are for team-specific needs with none",
+                "C": "Write it, because a community server cannot be committed to the project's `.mcp.json` for the team",
+                "D": "Either one: once a server answers its tools correctly, the choice between them has no lasting cost",
             },
             answer="B",
             explanation=(
-                "The exam guide's rule: prefer community servers (Jira, GitHub, Postgres), and write a custom one only "
+                "**B.** The exam guide's rule: prefer community servers (Jira, GitHub, Postgres), and write a custom one only "
                 "when the integration is specific to your team and no maintained community server exists "
                 "(*Exam guide › Choosing community vs custom servers*; *Exam guide › Exam emphases*). **A** and **D** "
                 "count only the code; the real cost of a custom server is its upkeep. **C** is false: a community "
@@ -43,14 +43,14 @@ QUIZ = Quiz(
                 "Which of these needs is the one that justifies writing a custom MCP server, by the exam guide's test?"
             ),
             options={
-                "A": "Letting Claude open and review pull requests on GitHub",
-                "B": "Running read-only SQL queries against the team's Postgres database",
-                "C": "Checking the status of, and rolling back, releases in the team's own deploy pipeline, for which no maintained server exists",
-                "D": "Reading Jira sprints, because the team's Jira has custom fields",
+                "A": "Letting Claude open, comment on and review pull requests in all of the team's GitHub repositories",
+                "B": "Running read-only SQL queries against the team's own Postgres database from the agent",
+                "C": "Rolling back releases in the team's own deploy pipeline, for which no maintained server exists",
+                "D": "Reading Jira sprints, because the team's Jira instance has several custom fields of its own",
             },
             answer="C",
             explanation=(
-                "A custom server is for an integration that is specific to the team and has no maintained community "
+                "**C.** A custom server is for an integration that is specific to the team and has no maintained community "
                 "server: an internal microservice, *your deploy pipeline*, a home-grown CRM (*Exam guide › Choosing "
                 "community vs custom servers*). **A**, **B** and **D** are covered by the community servers the guide "
                 "names (GitHub, Postgres, Jira); custom fields in Jira are data the community server already reads, "
@@ -66,13 +66,13 @@ QUIZ = Quiz(
             ),
             options={
                 "A": "The upkeep: schema drift, authentication updates, transport upgrades and security review",
-                "B": "The first version's code, which is paid once",
-                "C": "A licence fee per tool call, which community servers do not charge",
-                "D": "Nothing more, as long as the server's tests still pass",
+                "B": "The first version's code, which is paid once and is then done for as long as the server runs",
+                "C": "A licence fee for each tool call, which community servers do not charge their users at all",
+                "D": "Nothing more, as long as the server's own test suite keeps passing on every single commit",
             },
             answer="A",
             explanation=(
-                "The guide puts it plainly: the cost of a custom server is not the code but the maintenance that "
+                "**A.** The guide puts it plainly: the cost of a custom server is not the code but the maintenance that "
                 "follows it: schema drift, auth updates, transport upgrades, security review (*Exam guide › Choosing "
                 "community vs custom servers*). **B** counts the part that is paid once. **C** is invented: MCP has no "
                 "per-call licence. **D**: passing tests do not follow the pipeline's API when it renames a field, nor "
@@ -88,14 +88,14 @@ QUIZ = Quiz(
                 "What is the fix the exam guide points to?"
             ),
             options={
-                "A": "Rename the tool to `search_deploys_tool` so that the model notices it",
-                "B": "Tell every user to name the tool in their prompts",
-                "C": "Write a rich description: what the data is, when to call the tool, how to phrase the input and what to do with the result",
-                "D": "Add more tools to the server so that it is chosen more often",
+                "A": "Rename the tool to `search_deploys_tool` so that the model notices it among the built-in tools",
+                "B": "Tell every user to name the tool explicitly in their prompts whenever they ask about a deploy's state",
+                "C": "Describe what the data is, when to call the tool, how to phrase the input and what the result means",
+                "D": "Add more tools to the same server so that the model chooses that server more often than Grep",
             },
             answer="C",
             explanation=(
-                "The model decides from a tool's name, description and parameters alone; the exam guide's skill is to "
+                "**C.** The model decides from a tool's name, description and parameters alone; the exam guide's skill is to "
                 "write rich tool descriptions so that the agent does not fall back to built-ins like Grep (*Exam guide "
                 "› What this section covers*, task 2.4). *Common mistakes › 5.2 Vague descriptions: the model does not "
                 "call the tool* lists the four things a description says. **A** changes nothing the model can reason "
@@ -111,14 +111,14 @@ QUIZ = Quiz(
                 "tool called?"
             ),
             options={
-                "A": "The lint passing is the proof: the description has every part it needs",
-                "B": "Check that the tool appears in `tools/list`",
-                "C": "Check that the description is under 4,096 characters, so that Claude sees all of it",
-                "D": "Ask a real client a question that needs the tool, without naming the tool, then read in the server's log whether it was called and with what",
+                "A": "Nothing more: the lint passing proves that the description holds every part it needs to get called",
+                "B": "Check that the tool appears in `tools/list` after every deploy, with its new description in it",
+                "C": "Check that the description is under 4,096 characters, so that Claude reads all of it up front",
+                "D": "Ask a real client a question needing the tool, without naming it, and read the server's call log",
             },
             answer="D",
             explanation=(
-                "*Common mistakes › 5.2 Vague descriptions: the model does not call the tool* gives the check: look at "
+                "**D.** *Common mistakes › 5.2 Vague descriptions: the model does not call the tool* gives the check: look at "
                 "the description as the client shows it, then ask a real client a question without mentioning the tool "
                 "and see in the server's logs whether the call happened; the *Pre-launch checklist* asks for a log that "
                 "shows the query the model wrote. **A**: a word-matching lint is fooled by a description that says the "
@@ -135,14 +135,14 @@ QUIZ = Quiz(
                 "guide, which tools can the agent use?"
             ),
             options={
-                "A": "Only the first server's tools, until the developer switches servers with `/mcp`",
+                "A": "Only the first server's tools, until the developer switches over to another server in `/mcp`",
                 "B": "The tools of all three servers: they are discovered at connection and available together",
-                "C": "Only the tools the developer names in the first prompt",
-                "D": "Only the deploy server's tools, because project servers shadow community ones",
+                "C": "Only the tools of the servers that the developer names in the session's first prompt",
+                "D": "Only the deploy server's tools, because project servers shadow the community ones",
             },
             answer="B",
             explanation=(
-                "The exam guide's knowledge for task 2.4: the tools of all configured servers are discovered at "
+                "**B.** The exam guide's knowledge for task 2.4: the tools of all configured servers are discovered at "
                 "connection and available at the same time (*Exam guide › What this section covers*). **A** and **C** "
                 "invent a one-server-at-a-time model that MCP does not have. **D** confuses the precedence of scopes, "
                 "which decides between entries with the same name, with which servers' tools are available."
@@ -163,14 +163,14 @@ QUIZ = Quiz(
                 "error (`-32603`, Internal server error). What does the exam guide say the tool should return instead?"
             ),
             options={
-                "A": "A result with `isError: true` inside `CallToolResult`, with `errorCategory` and `isRetryable` in `structuredContent`",
-                "B": "Nothing different: a protocol error is how MCP reports a failed tool call",
-                "C": "`isError: true` with the text \"Operation failed\"",
-                "D": "An empty successful result, so the agent is not interrupted",
+                "A": "An `isError: true` result in `CallToolResult`, with `errorCategory` and `isRetryable`",
+                "B": "Nothing different: a JSON-RPC protocol error is how MCP reports a tool call that failed",
+                "C": "An `isError: true` result whose text says \"Operation failed\", so that the model stops",
+                "D": "An empty successful result, so that the agent's plan is not interrupted by the lookup",
             },
             answer="A",
             explanation=(
-                "`isError: true` lives inside `CallToolResult`, not as a JSON-RPC error: the model must see the failure "
+                "**A.** `isError: true` lives inside `CallToolResult`, not as a JSON-RPC error: the model must see the failure "
                 "to recover, and `errorCategory` and `isRetryable` tell it whether to retry, ask or give up (*Exam guide "
                 "› Exam emphases*; *Common mistakes › 5.1 Exceptions instead of statuses*). **B**: a JSON-RPC error is "
                 "for protocol problems such as an unknown tool, and the model cannot tell \"no data\" from \"server "
@@ -187,14 +187,14 @@ QUIZ = Quiz(
                 "Code's documentation?"
             ),
             options={
-                "A": "It goes into the conversation whole: 30,000 tokens is under the new 50,000-token limit",
-                "B": "Claude Code rejects the call with an error, and the log is lost",
-                "C": "It is still saved to a file, because a text result over 50,000 characters goes to a file whatever `MAX_MCP_OUTPUT_TOKENS` says; the conversation gets the file's path and Claude reads the file when it needs the content",
-                "D": "It is cut to its first 50,000 tokens and the rest is dropped",
+                "A": "It goes into the conversation whole: about 30,000 tokens is under the new 50,000-token limit",
+                "B": "Claude Code rejects the call with an error, because the log is over its output limit, and it is lost",
+                "C": "It still goes to a file, since text over 50,000 characters does; Claude reads the file when needed",
+                "D": "It is cut to its first 50,000 characters, and the rest of the log is dropped without a note",
             },
             answer="C",
             explanation=(
-                "By *Claude Code docs, MCP › MCP output limits and warnings*: a successful text result longer than "
+                "**C.** By *Claude Code docs, MCP › MCP output limits and warnings*: a successful text result longer than "
                 "50,000 characters is saved to a file regardless of its token count, and `MAX_MCP_OUTPUT_TOKENS` does "
                 "not change that threshold; the conversation gets a message with the path, so Claude reads the file "
                 "when it needs the content. **A** ignores the character rule. **B** and **D**: nothing is lost, and "
@@ -210,14 +210,14 @@ QUIZ = Quiz(
                 "context. What should the server's author do?"
             ),
             options={
-                "A": "Return a page of short snippets with a next-page hint, and give the article's outline through another tool",
-                "B": "Declare `anthropic/maxResultSizeChars` of 500,000 so that every answer stays in the conversation",
-                "C": "Ask every user to raise `MAX_MCP_OUTPUT_TOKENS`",
-                "D": "Return the articles as an `isError` result, so that Claude Code cuts them short",
+                "A": "Return a page of short snippets with a next-page hint, and the outline through another tool",
+                "B": "Declare `anthropic/maxResultSizeChars` of 500,000, so that every answer stays in the conversation",
+                "C": "Ask every user of the server to raise `MAX_MCP_OUTPUT_TOKENS` before they start Claude Code",
+                "D": "Return the articles as an `isError` result, so that Claude Code cuts them short by itself",
             },
             answer="A",
             explanation=(
-                "A whole article spends thousands of tokens of context on the paragraph the model needed; return "
+                "**A.** A whole article spends thousands of tokens of context on the paragraph the model needed; return "
                 "fragments and a map of the article instead (*Common mistakes › 4.5 A whole article in the answer eats "
                 "the client's context*), with pages the model can follow. **B**: raising the threshold is for output "
                 "that is large by nature, such as a schema; it keeps the flood in the context. **C** pushes the "
@@ -234,14 +234,14 @@ QUIZ = Quiz(
                 "but Claude never calls it, even when asked to. What is the likely cause?"
             ),
             options={
-                "A": "Its description is longer than 4,096 characters, so Claude Code hides the tool",
-                "B": "Plugin tools need approval on every call, and the prompt was not answered",
-                "C": "Tool search deferred it, and a deferred tool cannot be called",
-                "D": "Its full name, `mcp__plugin_acme-engineering-handbook_blog__` plus the tool's name, is over 128 characters, so Claude Code leaves it out of the tools it sends to Claude; shorten the tool's name",
+                "A": "Its description is longer than 4,096 characters, so Claude Code hides the tool from Claude",
+                "B": "Plugin tools ask for approval on every call, and the prompt was dismissed without an answer",
+                "C": "Tool search deferred it, and a deferred tool cannot be called until the session is restarted",
+                "D": "Its full name with the plugin's prefix is over 128 characters, so Claude Code leaves it out",
             },
             answer="D",
             explanation=(
-                "A tool in a plugin's server is called `mcp__plugin_<plugin>_<server>__<tool>` (*Claude Code docs, MCP › "
+                "**D.** A tool in a plugin's server is called `mcp__plugin_<plugin>_<server>__<tool>` (*Claude Code docs, MCP › "
                 "MCP servers provided by plugins*), here 131 characters; Claude Code does not include a tool whose full "
                 "name is longer than 128 characters in the list it sends to Claude, while the server's other tools keep "
                 "working (*Claude Code docs, MCP › Tools with names longer than 128 characters*). **A**: a long "

@@ -22,8 +22,9 @@ def test_the_keys_are_spread_over_the_letters() -> None:
     assert max(counts.values()) <= len(QUIZ.questions) // 2
 
 
-def test_every_explanation_answers_each_distractor_and_cites_a_source_by_heading() -> None:
+def test_every_explanation_opens_with_its_key_answers_each_distractor_and_cites_a_source_by_heading() -> None:
     for q in QUIZ.questions:
+        assert q.explanation.startswith(f"**{q.answer}.**"), q.id
         for letter in set(LETTERS) - {q.answer}:
             assert f"**{letter}**" in q.explanation, (q.id, letter)
         assert re.search(r"\*(Exam guide|Common mistakes|Claude Code docs, MCP) › [^*]+\*", q.explanation), q.id
@@ -39,6 +40,11 @@ def test_the_questions_cover_the_lessons_points() -> None:
     for point in ("Jira", "custom", "greps", "log", "discovered at connection", "isError", "MAX_MCP_OUTPUT_TOKENS",
                   "50,000 characters", "snippets", "128 characters"):
         assert point in text, point
+
+
+def test_the_key_is_seldom_the_longest_option() -> None:
+    longest = [q.id for q in QUIZ.questions if max(q.options, key=lambda k: len(q.options[k])) == q.answer]
+    assert len(longest) <= len(QUIZ.questions) // 4, longest
 
 
 def test_no_option_repeats_and_nothing_jupyterlab_would_typeset_as_math() -> None:
