@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 from servers.client import connect, stdio_params
 from servers.notes.server import RICH, VAGUE, Notes, build_server, read_call_log
 
@@ -48,3 +53,31 @@ def test_the_stdio_server_reads_its_log_and_descriptions_from_the_environment(tm
         session.call("list_notes", {})
     (call,) = read_call_log(log)
     assert (call["tool"], call["outcome"]) == ("list_notes", "empty")
+
+
+def test_a_client_that_introduces_itself_in_initialize_is_named_in_the_log(tmp_path):
+    # A client of an earlier protocol revision says who it is once, in initialize; the log names it on every call.
+    log = tmp_path / "calls.jsonl"
+    server = subprocess.Popen([sys.executable, "-m", "servers.notes"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, env={**os.environ, "NOTES_CALL_LOG": str(log)})
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "older-client", "version": "9"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_notes", "arguments": {"contains": "x"}}},
+    ]
+    try:
+        replies = []
+        for message in messages:
+            server.stdin.write(json.dumps(message) + "\n")
+            server.stdin.flush()
+            if "id" in message:
+                replies.append(json.loads(server.stdout.readline()))
+        server.stdin.close()
+        server.wait(timeout=30)
+    finally:
+        server.kill()
+        server.stdout.close()
+    assert replies[1]["result"]["structuredContent"] == {"notes": []}
+    (call,) = read_call_log(log)
+    assert (call["client"], call["tool"], call["arguments"]) == ("older-client 9", "list_notes", {"contains": "x"})
