@@ -335,7 +335,7 @@ async def test_a_tool_handler_that_never_returns_does_not_block_the_event_loop()
 
 
 def test_the_server_logs_who_connected_once_per_client(caplog):
-    """Seed 002, section 1.1: log the client's protocol version and name when it connects."""
+    """*Common mistakes › 1.1*: log the client's protocol version and name when it connects."""
     import logging
 
     from servers.client import connect
