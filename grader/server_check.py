@@ -1359,15 +1359,18 @@ def check_url(
     headers = dict(headers or {})
     samples = [Sample.coerce(s, f"sample {i + 1}") for i, s in enumerate(samples)]
     probes, works = probe_initialize(url, headers, timeout)
-    if works:
-        with http_session(url, headers, timeout) as session:
-            report = run_rules(session, server_name, expected_tools, read_only, samples, plugin)
-            report.protocol_version = session.client.protocol_version
-    else:
-        report = Report(server_name or url)
+    report = Report(server_name or url)
+    if not works:
         report.findings.append(
             finding("tools.list", SERVER, False, "initialize did not come back as JSON-RPC, so no MCP session could be opened; nothing else was checked.")
         )
+    else:
+        try:
+            with http_session(url, headers, timeout) as session:
+                report = run_rules(session, server_name, expected_tools, read_only, samples, plugin)
+                report.protocol_version = session.client.protocol_version
+        except CheckInputError as exc:  # e.g. a rate limit already spent by the probes
+            report.findings.append(finding("tools.list", SERVER, False, f"{exc} Nothing else was checked."))
     report.findings[:0] = probes
     report.url = url
     report.findings.append(

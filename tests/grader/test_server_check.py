@@ -802,3 +802,12 @@ def test_http_only_flags_without_a_url_are_refused_in_one_line(capsys: pytest.Ca
     code = main(["check-server", "--command", "python -m servers.notes", "--burst", "5"])
 
     assert code == 2 and "give --url" in capsys.readouterr().err
+
+
+def test_a_session_refused_after_the_probes_is_a_finding_and_the_burst_still_runs() -> None:
+    with running(rate_limit=(3, 60)) as server:
+        report = check_url(server.url, server_name="remote", burst=5, timeout=15)
+
+    assert only(report, "tools.list", "server").passed is False
+    assert item(report, 1).result == "answer yourself" and "No MCP session" in item(report, 1).evidence
+    assert item(report, 5).result == "pass"
