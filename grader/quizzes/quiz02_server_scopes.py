@@ -31,7 +31,7 @@ QUIZ = Quiz(
             ),
             options={
                 "A": "Both: two servers named `github`, one per scope",
-                "B": "The `.mcp.json` one: the team's committed file always wins",
+                "B": "The `.mcp.json` one: the team's committed file always wins over personal scopes",
                 "C": "The local one: local scope takes precedence over project scope",
                 "D": "Neither, until you remove one of the two definitions",
             },
@@ -94,10 +94,10 @@ QUIZ = Quiz(
                 "nothing secret in git. What do you do?"
             ),
             options={
-                "A": "`claude mcp add --scope user ...` on your machine, and ask each teammate to do the same",
+                "A": "`claude mcp add --scope user ...` on your machine, and ask each teammate to run the same command on theirs",
                 "B": "`claude mcp add --scope project ...`, then commit `.mcp.json` with any token as a `${VAR}` reference",
                 "C": "`claude mcp add --scope local ...`, then commit `~/.claude.json`",
-                "D": "Put the Jira token into `.mcp.json` so that the server works right after cloning",
+                "D": "Put the Jira token into `.mcp.json` itself, so that the server works for everyone right after cloning",
             },
             answer="B",
             explanation=(
@@ -177,7 +177,7 @@ QUIZ = Quiz(
             ),
             options={
                 "A": '`{"type": "http", "command": "https://mcp.example.com/mcp"}`',
-                "B": '`{"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}`',
+                "B": '`{"type": "http", "url": "https://mcp.example.com/mcp"}`',
                 "C": '`{"url": "https://mcp.example.com/mcp"}`: a URL says it is remote',
                 "D": '`{"type": "stdio", "url": "https://mcp.example.com/mcp"}`',
             },
@@ -198,7 +198,7 @@ QUIZ = Quiz(
                 "second time, into another folder, and open Claude Code there. Is your override active?"
             ),
             options={
-                "A": "Yes: local scope follows the repository wherever it is cloned",
+                "A": "Yes: local scope follows the repository, wherever and however often it is cloned",
                 "B": "Yes, as long as the clone has the same git remote",
                 "C": "No: local scope is stored under the path of the project where you added it",
                 "D": "No: a local-scope server lasts one session",

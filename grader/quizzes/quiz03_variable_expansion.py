@@ -75,10 +75,10 @@ QUIZ = Quiz(
                 "`ANTHROPIC_AUTH_TOKEN` in a header. What works?"
             ),
             options={
-                "A": "Copy it into a variable of your own (`export MY_GATEWAY_TOKEN=...`) and reference `${MY_GATEWAY_TOKEN}`",
-                "B": "Add a `:-default` to the reference so that the value falls back",
+                "A": "Copy it into a variable of your own, `MY_GATEWAY_TOKEN`, and reference `${MY_GATEWAY_TOKEN}`",
+                "B": "Add a `:-default` to the reference, so that the value falls back to the token you type there",
                 "C": "Paste the token into `.mcp.json`",
-                "D": "Nothing: Claude Code can never send that value to a server",
+                "D": "Nothing: Claude Code never sends that value to any server, whatever the configuration says",
             },
             answer="A",
             explanation=(
@@ -126,9 +126,9 @@ QUIZ = Quiz(
             ),
             options={
                 "A": "Project servers cannot use variables; write an absolute path",
-                "B": "`CLAUDE_PROJECT_DIR` is set in the server's environment, not in Claude Code's; write `${CLAUDE_PROJECT_DIR:-.}`",
-                "C": "`.mcp.json` is expanded only after the server starts; nothing to change",
-                "D": "The variable is reserved for plugins; rename it `PROJECT_DIR`",
+                "B": "It is set in the server's environment, not in Claude Code's; write `${CLAUDE_PROJECT_DIR:-.}`",
+                "C": "`.mcp.json` is expanded only after the server has started, so nothing in the file needs to change",
+                "D": "The variable is reserved for plugins; rename it to `PROJECT_DIR` and export that in your shell profile",
             },
             answer="B",
             explanation=(
@@ -163,9 +163,9 @@ QUIZ = Quiz(
             text="Your team shares a GitHub MCP server that needs each developer's personal access token. What goes into git?",
             options={
                 "A": "The token itself, since the repository is private",
-                "B": "`.mcp.json` with `${GITHUB_PERSONAL_ACCESS_TOKEN:-<the team's token>}` as a safety net",
+                "B": "`.mcp.json` with `${GITHUB_PERSONAL_ACCESS_TOKEN:-<the team's token>}`, so that it works even where nobody exported it",
                 "C": "Nothing: each developer adds the server by hand in user scope",
-                "D": "`.mcp.json` with `Bearer ${GITHUB_PERSONAL_ACCESS_TOKEN}`; each developer's shell, the CI runner or 1Password CLI supplies the value",
+                "D": "`.mcp.json` with `Bearer ${GITHUB_PERSONAL_ACCESS_TOKEN}`; each shell, CI runner or 1Password CLI holds the value",
             },
             answer="D",
             explanation=(
@@ -183,9 +183,9 @@ QUIZ = Quiz(
                 "tell you about the variable?"
             ),
             options={
-                "A": "It is unset: a set variable would be shown expanded",
-                "B": "It was read as empty",
-                "C": "Nothing about whether it is set: these views show a reference by its name, never its value",
+                "A": "It is unset: a variable that is set would be shown expanded to its value in this output",
+                "B": "It was read as empty, the way credential variables are toward a remote server",
+                "C": "Nothing about that: these views show a reference by its name, never its value",
                 "D": "That the server is a plugin's",
             },
             answer="C",
@@ -205,9 +205,9 @@ QUIZ = Quiz(
                 "by exporting variables. What does the exam guide say about this use of `${VAR}`?"
             ),
             options={
-                "A": "Expansion is for keeping secrets out of git, not for runtime configuration logic; a developer who needs another setup overrides the entry in their local scope",
-                "B": "It is the intended use: `${VAR:-default}` exists for feature switches",
-                "C": "It is fine as long as every reference has a default",
+                "A": "Not for runtime configuration logic: expansion keeps secrets out of git; override in local scope",
+                "B": "It is the intended use: `${VAR:-default}` exists so that one committed file can act as a set of feature switches",
+                "C": "It is fine as long as every reference has a default, so that the file still parses on every machine",
                 "D": "It is fine if the defaults are nested, like `${A:-${B}}`, to pick a fallback",
             },
             answer="A",

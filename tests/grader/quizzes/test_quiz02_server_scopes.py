@@ -55,3 +55,8 @@ def test_no_question_rests_on_version_trivia() -> None:
 
 def test_only_the_conflict_with_claude_code_carries_a_claude_code_note() -> None:
     assert [q.id for q in QUIZ.questions if q.claude_code] == [question("plugin").id]
+
+
+def test_the_key_is_seldom_the_longest_option() -> None:
+    longest = [q.id for q in QUIZ.questions if max(q.options, key=lambda k: len(q.options[k])) == q.answer]
+    assert len(longest) <= len(QUIZ.questions) // 4, longest

@@ -50,7 +50,7 @@ def test_an_unset_variable_without_a_default_is_keyed_to_parsing_fails_with_clau
 
 def test_expansion_is_not_for_runtime_configuration_logic() -> None:
     q = question("switch transport and role")
-    assert "not for runtime configuration logic" in q.options[q.answer]
+    assert "not for runtime configuration logic" in q.options[q.answer].lower()
 
 
 def test_no_question_rests_on_version_trivia() -> None:
@@ -62,3 +62,8 @@ def test_no_question_rests_on_version_trivia() -> None:
 
 def test_only_the_conflict_with_claude_code_carries_a_claude_code_note() -> None:
     assert [q.id for q in QUIZ.questions if q.claude_code] == [question("nobody has exported").id]
+
+
+def test_the_key_is_seldom_the_longest_option() -> None:
+    longest = [q.id for q in QUIZ.questions if max(q.options, key=lambda k: len(q.options[k])) == q.answer]
+    assert len(longest) <= len(QUIZ.questions) // 4, longest
