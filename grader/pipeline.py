@@ -206,8 +206,8 @@ class Course:
     # --- release -------------------------------------------------------------------------
 
     def validate_source(self, lab: str) -> None:
-        """Refuse to release a lab whose own solution does not earn every point, or a quiz whose notebook is not the
-        one its questions make (``python -m grader.quizzes.build``)."""
+        """Refuse to release a lab whose own solution does not earn every point; a quiz's notebook is brought in step
+        with its questions (``validate_quiz``)."""
         notebook = self.root / "source" / lab / f"{lab}.ipynb"
         if is_quiz(lab):
             self.validate_quiz(lab, notebook)
@@ -222,25 +222,24 @@ class Course:
             )
 
     def validate_quiz(self, name: str, notebook: Path) -> None:
+        """A quiz's notebook is made from its questions alone (``grader.quizzes.build``): one that is not what they
+        make now (the questions changed since it was written) is written again before it is released."""
         from grader.quizzes import quiz
-        from grader.quizzes.build import build_notebook
+        from grader.quizzes.build import notebook_text
 
         try:
-            questions = quiz(name)
+            text = notebook_text(quiz(name))
         except UnknownQuiz as exc:
             raise PipelineError(f"{exc} So {name} was not released.") from None
         try:
-            held = read_notebook(notebook)
-        except NotANotebook as exc:
-            raise PipelineError(f"{exc} Write it with `python -m grader.quizzes.build {name}`, then release again.") from None
-        fresh = build_notebook(questions)
-        if [(c.cell_type, c.source, c.metadata.get("nbgrader")) for c in held.cells] != [
-            (c.cell_type, c.source, c.metadata.get("nbgrader")) for c in fresh.cells
-        ]:
+            if notebook.is_file() and notebook.read_text(encoding="utf-8") == text:
+                return
+            notebook.write_text(text, encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
             raise PipelineError(
-                f"{notebook} is not the notebook {name}'s questions make (they changed since it was written?), so "
-                f"{name} was not released: run `python -m grader.quizzes.build {name}`, then release again."
-            )
+                f"{notebook} is not the notebook {name}'s questions make, and it cannot be written again "
+                f"({exception_words(exc)}): run `python -m grader.quizzes.build {name}` where you can, then release again."
+            ) from None
 
     def release(self, labs: list[str] | None = None) -> list[Path]:
         labs = labs or self.labs()

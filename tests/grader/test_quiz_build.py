@@ -103,7 +103,7 @@ def test_the_build_command_names_an_unknown_quiz_without_a_traceback() -> None:
     assert done.stderr.startswith("error: There is no quiz named 'quiz9'.")
 
 
-def test_the_release_refuses_a_notebook_its_questions_do_not_make(monkeypatch, tmp_path: Path) -> None:
+def test_the_release_writes_again_a_notebook_its_questions_no_longer_make(monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setitem(QUIZ_MODULES, NAME, "quiztests")
     (tmp_path / "source" / NAME).mkdir(parents=True)
     shutil.copy2(DEFAULT_COURSE / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
@@ -112,8 +112,17 @@ def test_the_release_refuses_a_notebook_its_questions_do_not_make(monkeypatch, t
     nbformat.write(nb, tmp_path / "source" / NAME / f"{NAME}.ipynb")
     course = Course(tmp_path)
     assert NAME in course.labs()
-    with pytest.raises(PipelineError, match=rf"run `python -m grader.quizzes.build {NAME}`, then release again"):
-        course.release([NAME])
+    course.release([NAME])
+    assert (tmp_path / "source" / NAME / f"{NAME}.ipynb").read_text(encoding="utf-8") == notebook_text(quiz(NAME))
+    assert "A fifth option" not in (tmp_path / "release" / NAME / f"{NAME}.ipynb").read_text(encoding="utf-8")
+
+
+def test_the_release_of_a_quiz_without_questions_says_so(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(QUIZ_MODULES, NAME, "grader.quizzes.not_written_yet")
+    (tmp_path / "source" / NAME).mkdir(parents=True)
+    shutil.copy2(DEFAULT_COURSE / "nbgrader_config.py", tmp_path / "nbgrader_config.py")
+    with pytest.raises(PipelineError, match=f"The quiz '{NAME}' has no questions yet"):
+        Course(tmp_path).release([NAME])
     assert not (tmp_path / "release").exists()
 
 
