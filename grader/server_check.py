@@ -641,7 +641,7 @@ def check_schema(tool: dict[str, Any]) -> list[Finding]:
                 "schema.property_names",
                 name,
                 False,
-                f"Top-level propert{'ies' if len(bad) > 1 else 'y'} {', '.join(repr(p) for p in bad)} break the rule "
+                f"Top-level propert{'ies' if len(bad) > 1 else 'y'} {', '.join(repr(p) for p in bad)} break{'' if len(bad) > 1 else 's'} the rule "
                 "(1-64 characters of A-Z a-z 0-9 _ . -); Claude Code drops the whole tool.",
             )
         )
@@ -838,8 +838,8 @@ def size_finding(call: str, tool_name: str, result: dict[str, Any], tool: dict[s
         "result.size",
         tool_name,
         False,
-        f"{call}: {size:,} characters of text, over {limit:,} ({why}): Claude Code saves the result to a file and shows Claude "
-        f"only its path. Return less (snippets, a page with a next-page hint), or raise _meta[\"{MAX_RESULT_SIZE_KEY}\"] "
+        f"{call}: {size:,} characters of text, over {limit:,} ({why}): Claude Code saves the result to a file and puts "
+        f"only its path in the conversation, so Claude must read the file back before it can use the content. Return less (snippets, a page with a next-page hint), or raise _meta[\"{MAX_RESULT_SIZE_KEY}\"] "
         "if the size is inherent.",
     )
 

@@ -379,7 +379,8 @@ def annotation_problems(tool: dict[str, Any]) -> list[str]:
         what = "no annotations at all" if not tool.get("annotations") else "annotations without readOnlyHint"
         return [
             (
-                f"{name} has {what}; clients treat an unmarked tool as one that may change data. Declare readOnlyHint "
+                f"{name} has {what}. Clients react differently to a tool without hints (ChatGPT, for one, treats it as one "
+                "that may change data and handles it more carefully); this course requires the hints on every tool. Declare readOnlyHint "
                 "(and destructiveHint, idempotentHint) truthfully."
             )
         ]

@@ -40,7 +40,7 @@ def build_server(instructions: str | None = None) -> MCPServer:
     @server.tool(
         description=(
             "Read one published article in full by its slug (from search_articles or the articles://index "
-            "resource). Returns status ok with the body, or status not_found: tell the user it does not exist."
+            "resource). Call it when the user wants one article in full, after search_articles found it. Returns status ok with the body, or status not_found: tell the user it does not exist."
         ),
         annotations=READS,
     )
