@@ -1,6 +1,6 @@
 """Lab 3's checks as the grader runs them: the visible ones (``labkit.checks``) and the hidden ones, defined here.
 
-Source: the exam guide, MCP integration section, "MCP tools vs MCP resources". The hidden checks test the
+Source: *Exam guide › MCP tools vs MCP resources*. The hidden checks test the
 skills of the visible ones on cases the lab does not show, with the expected answers taken from the kit's
 own data (``make_runbook``, ``ALERTS``) and, for the agent, from the course's simulator: the catalog at
 other sizes (one runbook, more than twenty, going up and down), runbooks by other ids and ids that only

@@ -1,6 +1,6 @@
 """Lab 3's visible checks: the learner's own server, with each capability published as the right primitive.
 
-Source: the exam guide, MCP integration section, "MCP tools vs MCP resources" (tools are model-controlled and may
+Source: *Exam guide › MCP tools vs MCP resources* (tools are model-controlled and may
 have side effects; resources are application-controlled, read-only, addressed by URI; a
 catalog as a resource spares the agent an N+1 sequence of tool calls). The learner's server
 runs in the learner host; the checks talk to it over MCP and verify state from outside the
@@ -40,8 +40,8 @@ from servers.learner_host.kit_lab3 import CATALOG_URI, RUNBOOK_TEMPLATE
 LAB = "lab3_tools_resources"
 checks = CheckRegistry(LAB)
 
-# The scenario's actions and the hints each must carry (the field report on MCP server pitfalls,
-# section 2.3: readOnlyHint, destructiveHint, idempotentHint).
+# The scenario's actions and the hints each must carry (*Common mistakes › 2.3 Tools without a read-only
+# mark*: readOnlyHint, destructiveHint, idempotentHint).
 ACTIONS = {
     "acknowledge_alert": {"readOnlyHint": False, "idempotentHint": True, "destructiveHint": False},
     "add_note": {"readOnlyHint": False, "idempotentHint": False, "destructiveHint": False},
@@ -259,7 +259,7 @@ def expect_not_found(host, tool: str, arguments: dict[str, Any]) -> None:
     expect(len(journal(host)) == count, f"{shown}, an alert that does not exist, must change nothing.")
 
 
-# --- part A: the resources -------------------------------------------------------------------------
+# --- part B: the runbook capabilities, as resources ----------------------------------------------
 
 
 @checks.check("catalog_is_a_resource", points=2, title="the runbook catalog is a resource listing every runbook", mistake="publishes the catalog as a tool")
@@ -295,7 +295,7 @@ def empty_catalog_is_empty(host) -> None:
     expect(entries == [], f"With no runbooks the catalog must be an empty list; yours lists {len(entries)} entries.")
 
 
-# --- part B: the tools -----------------------------------------------------------------------------
+# --- part C: the alert capabilities, as tools ----------------------------------------------------
 
 
 @checks.check("tools_are_the_actions", points=2, title="exactly the actions that change state are tools", mistake="publishes read-only data as tools")
@@ -338,7 +338,7 @@ def actions_change_state(host) -> None:
     expect_not_found(host, "add_note", {"alert_id": NO_SUCH_ALERT["add_note"], "text": "rolled back"})
 
 
-# --- part C: the payoff ----------------------------------------------------------------------------
+# --- part D: the payoff ----------------------------------------------------------------------------
 
 
 class CountingReader:

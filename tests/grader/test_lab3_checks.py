@@ -99,7 +99,7 @@ def test_the_lab_has_eight_visible_and_five_hidden_checks_worth_twenty_seven_poi
     # Every hidden check tests the skill of a visible one.
     assert set(SKILLS) == VISIBLE and {h for h in SKILLS.values() if h} == HIDDEN
     points = {name: check.points for name, check in checks.checks.items()}
-    # The notebook's table: part A (resources) 14, part B (tools) 8, part C (the budget) 5.
+    # The notebook's table: part B (the runbooks, resources) 14, part C (the alerts, tools) 8, part D (the budget) 5.
     assert sum(points[n] for n in RESOURCE_CHECKS) == 14
     assert sum(points[n] for n in TOOL_CHECKS) == 8
     assert points[BUDGET] + points[HIDDEN_BUDGET] == 5
@@ -277,7 +277,7 @@ HIDDEN_ONLY: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
 # catalog that cannot be read cannot be read twice, nor emptied, nor answer the agent), the set
 # names them all. The last ones pass every visible check: only a hidden check catches them.
 MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
-    # part A: which capabilities are resources, and what they give
+    # part B: which capabilities are resources, and what they give
     (
         "catalog_published_as_a_tool",
         ((CATALOG_DECORATOR + "\ndef catalog() -> str:", '@server.tool(description="List every runbook.")\ndef list_runbooks() -> str:'),),
@@ -344,7 +344,7 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
         # Twelve runbooks whatever the store holds: the catalog check reads it at two as well.
         {"catalog_is_a_resource", "catalog_at_unseen_sizes", "empty_catalog_is_empty", HIDDEN_BUDGET},
     ),
-    # part B: the actions
+    # part C: the actions
     (
         "acknowledge_not_idempotent",
         ((ACK_HINTS, "read_only_hint=False, destructive_hint=False, idempotent_hint=False"),),
@@ -396,7 +396,7 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
         ),
         {"actions_change_state", "actions_on_unseen_alerts"},
     ),
-    # part C: what the agent can answer from the catalog
+    # part D: what the agent can answer from the catalog
     (
         "catalog_trimmed_to_the_first_five",
         (("for r in STORE.runbooks]})", "for r in STORE.runbooks[:5]]})"),),
