@@ -47,7 +47,7 @@ QUIZ = Quiz(
             ),
             options={
                 "A": "Tell the customer they have no open orders, since the search returned none",
-                "B": "Retry with backoff in case the scope is granted in a moment",
+                "B": "Retry the search with exponential backoff, in case an administrator grants `orders:read` to the role in a moment",
                 "C": "Escalate with the missing scope and role; tell the customer the orders could not be checked yet",
                 "D": "Re-plan: search again with the e-mail address written another way",
             },
@@ -66,14 +66,14 @@ QUIZ = Quiz(
             id="q03",
             theme="errors",
             text=(
-                "A supervisor's subagent asks the payment tool for a $750 refund. The tool answers `isError: true` with "
+                "A supervisor's subagent asks the payment tool for a USD 750 refund. The tool answers `isError: true` with "
                 '`errorCategory: "business"`, `isRetryable: false`, `code: "REFUND_LIMIT_EXCEEDED"`, `limit: 500`, '
                 '`requested: 750` and a `customerMessage`. What should the subagent do?'
             ),
             options={
                 "A": "Retry the same refund up to three times with backoff",
                 "B": "Send the same refund to the fallback payment endpoint",
-                "C": "Split it on its own into a $500 and a $250 refund and send both",
+                "C": "Split it on its own into a USD 500 and a USD 250 refund and send both",
                 "D": "Surface the `customerMessage` and stop, without retrying",
             },
             answer="D",
@@ -96,9 +96,9 @@ QUIZ = Quiz(
             ),
             options={
                 "A": "Replay the same call after a short backoff",
-                "B": "Escalate to a human: the tool rejected the request",
-                "C": "Tell the user the order does not exist",
-                "D": "Re-plan with corrected input, for example `ORD-1001` or a search by the customer's e-mail",
+                "B": "Escalate to a human at once: the tool rejected the request, and the agent cannot change what the tool accepts",
+                "C": "Tell the user that order 1001 does not exist, since the tool found nothing under that id",
+                "D": "Re-plan with corrected input, such as `ORD-1001` or a search by the customer's e-mail",
             },
             answer="D",
             explanation=(
@@ -116,10 +116,10 @@ QUIZ = Quiz(
                 "so that the model can recover?"
             ),
             options={
-                "A": "Raise an exception so the client receives a JSON-RPC error and knows it is serious",
-                "B": '`isError: true` in the `CallToolResult`, with `errorCategory: "transient"`, `isRetryable: true` and a text saying to retry shortly',
+                "A": "Raise an exception, so the client receives a JSON-RPC error and the model knows the failure is serious",
+                "B": '`isError: true` with `errorCategory: "transient"`, `isRetryable: true` and a text saying to retry shortly',
                 "C": "`isError: false` with an empty result list, so the agent carries on",
-                "D": '`isError: true` with the text "Operation failed", to avoid leaking database details',
+                "D": '`isError: true` with only the text "Operation failed", so that no database details leak to the model or the user',
             },
             answer="B",
             explanation=(
@@ -141,10 +141,10 @@ QUIZ = Quiz(
                 "root cause?"
             ),
             options={
-                "A": "The failures should be sent as JSON-RPC errors instead of tool results",
+                "A": "The failures should be sent as JSON-RPC protocol errors instead of tool results, so the client stops the loop",
                 "B": "The results should set `isError: false` when the cause is unknown",
                 "C": "Without `errorCategory` and `isRetryable`, the agent must guess whether a retry can help",
-                "D": "The results lack a stack trace the agent needs to debug the failure",
+                "D": "The results lack the stack trace and the failing query that the agent needs to debug the failure",
             },
             answer="C",
             explanation=(
@@ -164,10 +164,10 @@ QUIZ = Quiz(
                 "`isRetryable: true` again, and it has no other endpoint and no cached copy. What should it do?"
             ),
             options={
-                "A": "Escalate to the coordinator with the final category, what it tried and the partial results so far",
+                "A": "Escalate to the coordinator with the final category, what it tried and its partial results",
                 "B": "Retry again: the server says the error is retryable",
                 "C": "Report an empty result for this read and carry on",
-                "D": "Double its retry budget and keep going until the call succeeds",
+                "D": "Double its own retry budget for this read and keep going, backing off each time, until the call succeeds",
             },
             answer="A",
             explanation=(
@@ -187,7 +187,7 @@ QUIZ = Quiz(
             ),
             options={
                 "A": "Only the last error text, so the coordinator's log stays short and readable",
-                "B": "The original list of five orders, so the coordinator can simply run the batch again",
+                "B": "The original list of all five orders with their amounts, so the coordinator can simply run the whole batch again",
                 "C": "The final category and retry flag, a log description, the two refunds made, and what was tried",
                 "D": "The failed call's stack trace and the gateway's host name, for debugging",
             },
@@ -235,7 +235,7 @@ QUIZ = Quiz(
             options={
                 "A": "As a legitimate empty result: the order does not exist; no retry and no escalation",
                 "B": "As a failure to escalate, because `isError` is true",
-                "C": "As a transient failure: retry in case the order has not been replicated yet",
+                "C": "As a transient failure: retry with backoff in case the order has not been replicated to this server yet",
                 "D": "As a validation error: re-plan with another order id format",
             },
             answer="A",

@@ -23,10 +23,10 @@ QUIZ = Quiz(
                 "what is the best reply?"
             ),
             options={
-                "A": "Agreed: anything read-only must be published as a resource",
-                "B": "Agreed: Claude Code refuses to call a tool whose annotations say it only reads",
-                "C": "Not so: a read the model decides on, with an argument it reasons about, can be a tool; what must never be a resource is something that changes state",
-                "D": "Not so: tools and resources are the same primitive under two names, so either is fine",
+                "A": "Agreed: anything read-only must be published as a resource, since tools are meant only for the actions that change state",
+                "B": "Agreed: Claude Code refuses to call a tool whose annotations say it only reads, so it has to become a resource",
+                "C": "Not so: a read with an argument the model reasons about can be a tool; only a change of state can never be a resource",
+                "D": "Not so: tools and resources are the same primitive under two names, so either is fine for a read like this",
             },
             answer="C",
             explanation=(
@@ -48,9 +48,9 @@ QUIZ = Quiz(
                 "How does the sprint's catalog reach Claude's context?"
             ),
             options={
-                "A": "The user attached it: Claude Code reads the resource and includes it as an attachment, because resources are controlled by the application or the user",
-                "B": "The model decides whether it needs the catalog and, if so, calls a tool to fetch it",
-                "C": "The server sent every resource when it connected, and the mention only highlights one of them",
+                "A": "The user attached it: Claude Code reads the mentioned resource and includes it as an attachment",
+                "B": "The model decides whether it needs the catalog and, if so, calls a tool to fetch it, since the model controls what it reads",
+                "C": "The server sent the contents of every resource when it connected, and the mention only highlights one of them",
                 "D": "It does not: the mention is plain text, and Claude must guess what the URI holds",
             },
             answer="A",
@@ -71,10 +71,10 @@ QUIZ = Quiz(
                 "idempotentHint: true`. What does that tell a client?"
             ),
             options={
-                "A": "That it never changes anything, so it may run in parallel with every other read",
-                "B": "That it may change state, and calling it again with the same arguments changes nothing more, so a retry is safe",
+                "A": "That it never changes anything, so it may run in parallel with every other read and be retried freely",
+                "B": "That it may change state, but a repeat call with the same arguments changes nothing more, so a retry is safe",
                 "C": "That it is really a resource and should be read by URI instead",
-                "D": "That the server guarantees it: a call that would change state twice is blocked",
+                "D": "That the server enforces it: a second call that would change the issue's state again is blocked before it runs",
             },
             answer="B",
             explanation=(
@@ -95,10 +95,10 @@ QUIZ = Quiz(
                 "guide recommend?"
             ),
             options={
-                "A": "Add a `count_issues_in_review` tool, and one such tool for each question the team asks",
-                "B": "Raise the retry budget, so the long sequence of calls is less likely to fail halfway",
-                "C": "Cache each `get_issue` result in the agent, so the second question is cheaper",
-                "D": "Expose the sprint's catalog (every issue's key, title, status, assignee) as a resource the host can attach, so the agent answers from it and calls `get_issue` only for details",
+                "A": "Add a `count_issues_in_review` tool, and another such tool for each new question the team asks about the sprint",
+                "B": "Raise the agent's retry budget, so the long sequence of 1,050 calls is less likely to fail halfway through",
+                "C": "Cache each `get_issue` result in the agent's memory, so a second question about the sprint needs far fewer calls",
+                "D": "Publish the sprint's catalog (each issue's key, title, status, assignee) as a resource the host attaches",
             },
             answer="D",
             explanation=(
@@ -119,9 +119,9 @@ QUIZ = Quiz(
             ),
             options={
                 "A": "Yes: one read is one read, whatever it returns",
-                "B": "Yes: resources are cached, so reading one costs no context",
-                "C": "No: the catalog lists every issue, so it grows with the sprint; keep it small with pages or a trimmed catalog of only the fields the questions need",
-                "D": "No: a resource costs more context than the same data from a tool, so move the catalog back into a tool",
+                "B": "Yes: resources are cached by the client, so reading the catalog again costs no context at all",
+                "C": "No: the catalog lists every issue, so it grows with the sprint; keep it small with pages or only the fields needed",
+                "D": "No: a resource costs more context than the same data returned by a tool call, so the catalog should move back into a tool",
             },
             answer="C",
             explanation=(
@@ -188,9 +188,9 @@ QUIZ = Quiz(
             ),
             options={
                 "A": "The title `login bug` and the priority `high`, because it knows the prompt has two arguments",
-                "B": "One argument, `login bug high`",
-                "C": "Nothing: arguments need quotes, so the command is refused",
-                "D": "Three tokens, `login`, `bug` and `high`: arguments are split at spaces, so a title with a space needs another form such as `login-bug`",
+                "B": "One argument, `login bug high`: the whole text after the command",
+                "C": "Nothing: arguments need quotes, so Claude Code refuses the command until the title is quoted",
+                "D": "Three tokens, `login`, `bug` and `high`, since arguments are split at spaces",
             },
             answer="D",
             explanation=(
@@ -211,9 +211,9 @@ QUIZ = Quiz(
                 "`notifications/initialized`, with no `id`; then `tools/list`. What do the first three messages do?"
             ),
             options={
-                "A": "They authenticate the user with OAuth; tools are hidden until it succeeds",
-                "B": "They open a stateful JSON-RPC 2.0 session: client and server agree on a protocol version and declare what each supports, and that holds for the rest of the connection",
-                "C": "They deliver the tool definitions; the later `tools/list` only refreshes a cache",
+                "A": "They authenticate the user with OAuth, and the server hides its tools until the sign-in succeeds",
+                "B": "They open a stateful JSON-RPC 2.0 session: both sides agree on a protocol version and declare what they support",
+                "C": "They deliver the tool definitions up front; the later `tools/list` only refreshes the client's cached copy",
                 "D": "They are keep-alive messages of the stdio transport; MCP requests themselves are independent and negotiate nothing",
             },
             answer="B",
@@ -241,10 +241,10 @@ QUIZ = Quiz(
                 "connect when a Claude Code session starts. According to the exam guide, which tools does the agent have?"
             ),
             options={
-                "A": "Only the first server's tools, until the user switches servers in `/mcp`",
-                "B": "Only the tools of servers the user has mentioned with `@` in the conversation",
-                "C": "Every configured server's tools: they are discovered when the servers connect and are available together",
-                "D": "One server's tools at a time; the agent picks a server first with a tool call",
+                "A": "Only the first server's tools, until the user switches to another server in `/mcp`",
+                "B": "Only the tools of servers the user has mentioned with an `@` in the conversation so far",
+                "C": "All three servers' tools: discovered when the servers connect, and available together",
+                "D": "One server's tools at a time; the agent first picks a server with a tool call, then sees its tools",
             },
             answer="C",
             explanation=(

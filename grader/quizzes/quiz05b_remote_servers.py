@@ -56,10 +56,10 @@ QUIZ = Quiz(
                 "it declares and whether it still needs you to sign in. What do you use?"
             ),
             options={
-                "A": "`/mcp`: it lists each server with its status, its tool, resource and prompt counts, its authentication state and any reconnection backoff",
-                "B": "The project's `.mcp.json`: a server listed there is connected",
-                "C": "`claude mcp add` again: it checks the credentials while saving the entry",
-                "D": "Nothing: Claude Code stops the session with an error if a server cannot connect",
+                "A": "`/mcp`: each server with its status, its tool, resource and prompt counts, its sign-in state and any backoff",
+                "B": "The project's `.mcp.json`: every server listed there with a valid entry is connected as soon as the session starts",
+                "C": "`claude mcp add` again: it checks the credentials and the connection while saving the entry",
+                "D": "Nothing: Claude Code stops the whole session with an error as soon as a configured server cannot connect",
             },
             answer="A",
             explanation=(
@@ -128,8 +128,8 @@ QUIZ = Quiz(
                 "What is the intended next step?"
             ),
             options={
-                "A": "Put your password in `headers` through a `${VAR}` reference",
-                "B": "Wait: the automatic reconnection will get past the 401",
+                "A": "Put your account password in the entry's `headers` through a `${VAR}` reference, so it stays out of the file",
+                "B": "Wait: the automatic reconnection retries with backoff and will get past the 401 on its own",
                 "C": "Open `/mcp`, choose the server and sign in: Claude Code runs the OAuth flow in your browser",
                 "D": "Switch the entry to `type: stdio`, which needs no authentication",
             },
@@ -156,10 +156,10 @@ QUIZ = Quiz(
                 "from outside gets an HTML page \"Checking your browser...\" instead of JSON. What is the fix?"
             ),
             options={
-                "A": "An exception on the proxy for `/mcp`: no bot check and no caching there, with abuse handled by the application's rate limits",
-                "B": "Ask every client to send a browser's `User-Agent` header",
+                "A": "A proxy rule for `/mcp` with no bot check and no caching, leaving abuse to the application's rate limits",
+                "B": "Ask every client to send a browser's `User-Agent` header, so the proxy's bot check lets its requests through",
                 "C": "Rewrite the tool descriptions so the model trusts the server",
-                "D": "Turn off the proxy's protection for the whole site",
+                "D": "Turn off the proxy's bot protection and caching for the whole site, so no client ever sees a challenge page",
             },
             answer="A",
             explanation=(
@@ -179,10 +179,10 @@ QUIZ = Quiz(
                 "address of its own. Which change fixes the limit without opening a hole?"
             ),
             options={
-                "A": "Raise the limit to 3,000 requests a minute",
-                "B": "Key by `CF-Connecting-IP` whoever sends it",
+                "A": "Raise the limit to 3,000 requests a minute, so one busy user no longer uses up everyone's budget",
+                "B": "Key by the `CF-Connecting-IP` header on every request, whoever sends it, since it carries the real client's address",
                 "C": "Drop the per-client limit and keep only the daily cap",
-                "D": "Key by the client address the proxy forwards (`CF-Connecting-IP`, `X-Forwarded-For`), believed only on requests that come from Cloudflare's addresses",
+                "D": "Key by the forwarded client address (`CF-Connecting-IP`), believed only on requests from Cloudflare's addresses",
             },
             answer="D",
             explanation=(
@@ -201,10 +201,10 @@ QUIZ = Quiz(
                 "rate-limit counters goes down. What should the limiter do until it is back?"
             ),
             options={
-                "A": "Fail open: serve every request without limits, since availability comes first",
-                "B": "Fail open and rely on the proxy's bot check to stop abuse",
-                "C": "Fail closed: refuse requests until the store is back (an in-memory counter is a middle way), with a spend cap at the provider behind it",
-                "D": "Switch the rate limit off for good, since the store can fail",
+                "A": "Fail open: serve every request without limits until the store is back, since availability comes first for users",
+                "B": "Fail open, and rely on the proxy's bot check to stop abuse until the store is back",
+                "C": "Fail closed: refuse requests (or count in memory) until the store is back, with a spend cap at the provider",
+                "D": "Switch the rate limit off for good, since the store it depends on can fail again at any time",
             },
             answer="C",
             explanation=(
