@@ -51,7 +51,7 @@ HOSTILE: dict[str, tuple[str, list[tuple[str, str]], dict[str, str | None]]] = {
         '{"order": {**order, "refundedUsd": refunded}}', '{"order": [{**order, "refundedUsd": refunded}]}',
     )], {"desk_transient": f"{JUDGE}AttributeError: 'list' object has no attribute 'get')", "desk_success": None}),
     # the waits as lists, compared with numbers: TypeError
-    "sleeps_as_lists": (L1, [("sleep(backoff_delay(attempt))", "sleep([backoff_delay(attempt)])")],
+    "sleeps_as_lists": (L1, [('sleep(retry_delay(last["structuredContent"], attempt))', 'sleep([retry_delay(last["structuredContent"], attempt)])')],
                         {"recover_backoff": f"{JUDGE}TypeError: '>' not supported between instances of 'list' and 'int')"}),
     # a dict where the envelope's results, a list, are expected
     "results_as_dict": (L1, [('{"status": "complete", "results": results,', '{"status": "complete", "results": {"A": results},')],
