@@ -44,7 +44,7 @@ pytestmark = pytest.mark.skipif(CLAUDE is None, reason="Claude Code is not insta
 
 @pytest.fixture(scope="module", autouse=True)
 def pinned_version():
-    version = subprocess.run([CLAUDE, "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
+    version = subprocess.run([CLAUDE, "--version"], check=False, capture_output=True, text=True, timeout=60).stdout.strip()
     if not version.startswith(CLAUDE_CODE_VERSION):
         pytest.skip(f"conformance is recorded against Claude Code {CLAUDE_CODE_VERSION}; found {version!r}")
 
@@ -76,7 +76,7 @@ class World:
 
     def claude(self, *args: str) -> str:
         env = {"PATH": "/usr/bin:/bin", "HOME": str(self.home), **self.env}
-        done = subprocess.run([CLAUDE, *args], cwd=self.project, env=env, capture_output=True, text=True, timeout=120)
+        done = subprocess.run([CLAUDE, *args], check=False, cwd=self.project, env=env, capture_output=True, text=True, timeout=120)
         return done.stdout + done.stderr
 
     def resolve(self):
@@ -105,12 +105,12 @@ class Listener:
         seen = self.requests = []
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - http.server's naming
+            def do_POST(self):
                 seen.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}})
                 self.send_response(404)
                 self.end_headers()
 
-            do_GET = do_POST  # noqa: N815
+            do_GET = do_POST
 
             def log_message(self, *args):
                 pass
@@ -178,7 +178,7 @@ def test_the_local_scope_is_keyed_by_the_git_root_of_a_subfolder(world):
     sub = world.project / "src" / "pkg"
     sub.mkdir(parents=True)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(world.home)}
-    subprocess.run([CLAUDE, "mcp", "add", "deep", "--", "npx", "x"], cwd=sub, env=env, capture_output=True, timeout=120)
+    subprocess.run([CLAUDE, "mcp", "add", "deep", "--", "npx", "x"], check=False, cwd=sub, env=env, capture_output=True, timeout=120)
     projects = json.loads((world.home / ".claude.json").read_text())["projects"]
     assert "deep" in projects[project_key(sub)]["mcpServers"]
     assert project_key(sub) == str(world.project.resolve())
@@ -291,7 +291,7 @@ def test_claude_code_starts_every_server_of_the_repository_mcp_json(tmp_path, fo
     expected = set(resolve(home, REPO, {}).servers)
     assert expected == {"support-desk", "notes", "tracker"}
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
-    output = subprocess.run([CLAUDE, "mcp", "list"], cwd=REPO / folder, env=env, capture_output=True, text=True, timeout=120).stdout
+    output = subprocess.run([CLAUDE, "mcp", "list"], check=False, cwd=REPO / folder, env=env, capture_output=True, text=True, timeout=120).stdout
     for name in expected:
         line = next((line for line in output.splitlines() if line.startswith(f"{name}:")), "")
         assert "Connected" in line, output

@@ -77,8 +77,10 @@ HOSTILE: dict[str, tuple[str, list[tuple[str, str]], dict[str, str | None]]] = {
     # nesting too deep for JSON
     "deeply_nested": (L1, [(
         'def not_found_error(message, code="NOT_FOUND"):\n',
-        'def not_found_error(message, code="NOT_FOUND"):\n    deep = []\n    for _ in range(5000):\n        deep = [deep]\n'
-        '    return error_result("not_found", message, code, False, deep=deep)\n',
+        (
+            'def not_found_error(message, code="NOT_FOUND"):\n    deep = []\n    for _ in range(5000):\n        deep = [deep]\n'
+            '    return error_result("not_found", message, code, False, deep=deep)\n'
+        ),
     )], {"results_not_found": "could not send back what your code returned"}),
     # lab 2: configuration values of the wrong shape
     "args_as_int": (L2, [('"args": ["-m", "servers.notes"]', '"args": 5')],

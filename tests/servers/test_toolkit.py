@@ -9,13 +9,20 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, Field
 
 from grader.taxonomy import success_result
-from mcp import Client
-from mcp.shared.exceptions import MCPError
 from servers.client import connect, wire
-from servers.toolkit import RESOURCE_NOT_FOUND, PromptSpec, ResourceSpec, TemplateSpec, ToolSpec, build_server
+from servers.toolkit import (
+    RESOURCE_NOT_FOUND,
+    PromptSpec,
+    ResourceSpec,
+    TemplateSpec,
+    ToolSpec,
+    build_server,
+)
 
 NOTES = {("inbox", "groceries"): "milk, eggs", ("work", "standup"): "ship the tracker"}
 READS = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
