@@ -18,11 +18,37 @@ CITATION = re.compile(r"\*(Exam guide|Common mistakes|Claude Code docs, MCP) ›
 CODE_SPAN = re.compile(r"`[^`]*`")
 
 
+# Each lesson's quiz: how many questions, all on its lesson's theme (None: lesson 05b's mix of themes).
+LESSON_QUIZZES = {
+    "quiz01_structured_tool_errors": (8, 10, "errors"),
+    "quiz02_server_scopes": (8, 10, "scopes"),
+    "quiz03_variable_expansion": (8, 10, "expansion"),
+    "quiz04_tools_vs_resources": (8, 10, "primitives"),
+    "quiz05_server_integration": (8, 10, "integration"),
+    "quiz05b_remote_servers": (6, 8, None),
+}
+
+
 @pytest.fixture(params=sorted(QUIZ_MODULES))
 def questions(request):
     found = quiz(request.param)
     assert found.name == request.param
     return found.questions
+
+
+def test_every_lesson_quiz_is_registered() -> None:
+    assert set(QUIZ_MODULES) == {*LESSON_QUIZZES, "mock_exam"}
+
+
+@pytest.mark.parametrize("name", LESSON_QUIZZES)
+def test_a_lesson_quiz_asks_its_share_of_questions_on_its_theme_and_opens_each_explanation_with_the_key(name) -> None:
+    fewest, most, theme = LESSON_QUIZZES[name]
+    questions = quiz(name).questions
+    assert fewest <= len(questions) <= most
+    if theme:
+        assert {q.theme for q in questions} == {theme}
+    for q in questions:
+        assert q.explanation.startswith(f"**{q.answer}.**"), q.id
 
 
 def test_questions_are_numbered_in_order(questions) -> None:
