@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 
 import httpx
 import pytest
+from remotewire import ACCEPT, INIT
 
 from servers.client import connect
 from servers.remote import Options, RemoteApp, build_server, client_identity
@@ -14,13 +15,6 @@ from servers.remote.articles import fragment, get_article, search_articles
 
 pytestmark = pytest.mark.anyio
 
-ACCEPT = {"Accept": "application/json, text/event-stream"}
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test-client", "version": "9.9"}},
-}
 BROWSER = {"User-Agent": "Mozilla/5.0 (X11; Linux x86_64)"}
 
 

@@ -8,17 +8,10 @@ import time
 
 import httpx
 from mcp.shared.exceptions import MCPError
+from remotewire import ACCEPT, INIT
 
 from servers.client import connect
 from servers.remote import connect_http, running
-
-ACCEPT = {"Accept": "application/json, text/event-stream"}
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test-client", "version": "1"}},
-}
 
 
 def poll(condition, timeout: float = 10.0):
