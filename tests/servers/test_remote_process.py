@@ -60,7 +60,9 @@ def test_forwarded_clients_share_the_proxy_budget_only_when_keyed_by_the_peer() 
     for key_by_peer_only in (True, False):
         with running(rate_limit=(3, 60), trusted_proxies=("127.0.0.1",), key_by_peer_only=key_by_peer_only) as server:
             codes = [httpx.get(server.base + "/.well-known/oauth-protected-resource", headers={"X-Forwarded-For": f"203.0.113.{n}"}).status_code for n in range(1, 5)]
-            results[key_by_peer_only] = (codes, server.log())
+            # The server logs a request after answering it: wait for the fourth line rather than race it.
+            lines = poll(lambda: (got := [line for line in server.log() if line.startswith("GET")]) and len(got) == 4 and got)
+            results[key_by_peer_only] = (codes, lines)
     assert results[True][0] == [200, 200, 200, 429]
     assert all("client=127.0.0.1" in line for line in results[True][1] if line.startswith("GET"))
     assert results[False][0] == [200, 200, 200, 200]
