@@ -1,0 +1,203 @@
+"""Browser tests: JupyterLab servers on throwaway folders, driven in Debian's Chromium by pytest-playwright.
+
+Chromium is the ``chromium`` package (apt-get install chromium; .ci/run installs it), not a browser
+Playwright downloads. Without it the tests fail and say so; a developer without it skips them on purpose
+with ``MCP_COURSE_SKIP_BROWSER=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+SKIP_VARIABLE = "MCP_COURSE_SKIP_BROWSER"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+READY_TIMEOUT = 90  # seconds for a JupyterLab server to answer /api/status
+# Straight to 127.0.0.1, whatever proxy the environment names.
+HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "console_allows(*patterns): console errors matching one of these regexes do not fail the test"
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _chromium() -> str:
+    """Skip only when asked to; fail, saying what to install, when Debian's Chromium is missing."""
+    if os.environ.get(SKIP_VARIABLE) == "1":
+        pytest.skip(f"{SKIP_VARIABLE}=1: the browser tests are switched off")
+    if not Path(CHROMIUM).is_file():
+        pytest.fail(
+            f"The browser tests drive Debian's Chromium, and {CHROMIUM} is missing: apt-get install chromium "
+            f"(or set CHROMIUM to its path). Set {SKIP_VARIABLE}=1 to skip these tests.",
+            pytrace=False,
+        )
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict, _chromium: str) -> dict:
+    return {**browser_type_launch_args, "executable_path": _chromium, "args": ["--no-sandbox"]}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict) -> dict:
+    return {**browser_context_args, "viewport": {"width": 1400, "height": 1000}}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LabServer:
+    """One ``jupyter lab`` on a folder: its own port, token, runtime, config and settings folders."""
+
+    def __init__(self, root: Path, extra_args: tuple[str, ...], env: dict[str, str] | None = None) -> None:
+        self.root = Path(root)
+        self.port = free_port()
+        self.token = secrets.token_hex(16)
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.home = Path(tempfile.mkdtemp(prefix="lab-server-", dir="/tmp"))
+        self.log = self.home / "server.log"
+        # No "get notified about Jupyter news?" prompt: the server stays offline and the screenshots plain.
+        news = self.home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+        news.parent.mkdir(parents=True)
+        news.write_text('{"fetchNews": "false"}')
+        env = {
+            **os.environ,
+            **(env or {}),
+            "JUPYTER_RUNTIME_DIR": str(self.home / "runtime"),
+            "JUPYTER_CONFIG_DIR": str(self.home / "config"),
+            "JUPYTER_DATA_DIR": str(self.home / "data"),
+            "JUPYTERLAB_SETTINGS_DIR": str(self.home / "settings"),
+            "JUPYTERLAB_WORKSPACES_DIR": str(self.home / "workspaces"),
+            "IPYTHONDIR": str(self.home / "ipython"),
+        }
+        command = [
+            sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={self.port}", "--ServerApp.port_retries=0",
+            "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={self.root}",
+            "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            *(["--allow-root"] if os.geteuid() == 0 else []), *extra_args,
+        ]  # fmt: skip
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                command, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )  # fmt: skip
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + READY_TIMEOUT
+        request = urllib.request.Request(f"{self.url}/api/status", headers={"Authorization": f"token {self.token}"})
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"jupyter lab exited with status {self.process.returncode}:\n{self.log_text()[-3000:]}")
+            try:
+                with HTTP.open(request, timeout=2) as answer:
+                    if answer.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            try:
+                self.process.wait(timeout=0.25)  # the pause between two polls, and a watch on the server
+            except subprocess.TimeoutExpired:
+                pass
+        self.stop()
+        pytest.fail(f"jupyter lab did not answer /api/status within {READY_TIMEOUT} s:\n{self.log_text()[-3000:]}")
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def login(self, page) -> None:
+        """Log in through the token form, so the page's XHRs carry the session cookie."""
+        page.goto(f"{self.url}/login")
+        page.fill("input[name=password]", self.token)
+        page.click("#login_submit")
+        page.wait_for_url(re.compile(r".*/(lab|tree)\b.*"))
+
+    def stop(self) -> None:
+        """Stop the server and its kernels (one process group)."""
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGTERM)
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=10)
+            except ProcessLookupError:
+                pass
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # kernels or servers left behind by the group
+        except ProcessLookupError:
+            pass
+
+
+@pytest.fixture(scope="module")
+def jupyter_lab():
+    """A factory: ``jupyter_lab(root, *extra_args, env=None) -> LabServer``; every server stops after the module."""
+    started: list[LabServer] = []
+
+    def start(root: Path, *extra_args: str, env: dict[str, str] | None = None) -> LabServer:
+        server = LabServer(root, extra_args, env)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+class Console:
+    """Page errors and console errors seen on one page, less those a test allows."""
+
+    def __init__(self, page, allow: tuple[str, ...] = ()) -> None:
+        self.allow = [re.compile(p) for p in allow]
+        self.errors: list[str] = []
+        page.on("pageerror", lambda error: self._add(f"page error: {error}"))
+        page.on("console", lambda message: message.type == "error" and self._add(f"console error: {message.text}"))
+
+    def _add(self, text: str) -> None:
+        if not any(p.search(text) for p in self.allow):
+            self.errors.append(text)
+
+    def check(self) -> None:
+        if self.errors:
+            pytest.fail("The page reported errors:\n" + "\n".join(self.errors[:20]), pytrace=False)
+
+
+def watch(page, *allow: str) -> Console:
+    """Record ``page``'s errors (for pages a module shares); ``.check()`` fails on any not allowed."""
+    return Console(page, allow)
+
+
+@pytest.fixture
+def page(page, request):
+    """pytest-playwright's page; the test fails on a page error or console error not allowed by ``console_allows``."""
+    marker = request.node.get_closest_marker("console_allows")
+    console = Console(page, marker.args if marker else ())
+    yield page
+    console.check()
+
+
+@pytest.fixture(scope="module")
+def module_context(browser, browser_context_args):
+    """One browser context a module's tests share (its pages keep the server's login cookie)."""
+    context = browser.new_context(**browser_context_args)
+    yield context
+    context.close()

@@ -1,0 +1,140 @@
+"""What a learner does in a JupyterLab notebook page, and what the page shows, for the browser tests."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / "build" / "screenshots"
+RUN_TIMEOUT = 120  # seconds for Run All to reach the last cell
+NOTEBOOK = "#jp-main-dock-panel .jp-NotebookPanel:not(.lm-mod-hidden)"
+CYRILLIC = re.compile("[\u0400-\u04ff]")
+TRACEBACK = re.compile(r"Traceback|^\S*(Error|Exception)\b|File \"", re.MULTILINE)
+
+
+def shot(page, name: str) -> Path:
+    """Save a full-page screenshot to build/screenshots/<name>.png."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def open_notebook(page, server, path: str) -> None:
+    """Open ``path`` (relative to the server's root) and wait until its kernel is idle."""
+    page.goto(f"{server.url}/lab/tree/{path}")
+    page.locator(f"{NOTEBOOK} .jp-Notebook .jp-Cell").first.wait_for(timeout=60_000)
+    wait_idle(page, timeout=60)
+
+
+def run_all(page) -> None:
+    """Run -> Run All Cells, from the menu bar, as a learner does."""
+    page.locator("#jp-menu-panel .lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
+    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+
+
+# The status bar names the current notebook's kernel and its state, e.g. "Python 3 (ipykernel) | Idle".
+IDLE_JS = """(sel) => {
+    const panel = document.querySelector(sel);
+    const idle = [...document.querySelectorAll('.jp-StatusBar-Left .jp-StatusBar-TextItem')]
+        .some(item => /\\| Idle$/.test(item.textContent.trim()));
+    return Boolean(panel) && idle
+        && ![...panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].some(p => p.textContent.includes('*'));
+}"""
+ALL_RUN_JS = """(sel) => [...document.querySelector(sel).querySelectorAll('.jp-CodeCell')].every(cell => {
+    const code = cell.querySelector('.jp-InputArea-editor .cm-content');
+    return (code && !code.textContent.trim()) || /\\[\\d+\\]/.test(cell.querySelector('.jp-InputPrompt').textContent);
+})"""
+
+
+def wait_idle(page, timeout: float = RUN_TIMEOUT) -> None:
+    """Wait until the notebook's kernel is idle and no cell is queued or running."""
+    page.wait_for_function(IDLE_JS, arg=NOTEBOOK, timeout=timeout * 1000)
+
+
+def wait_all_run(page, timeout: float = RUN_TIMEOUT) -> None:
+    """Wait until the kernel is idle and every code cell with code shows an execution count."""
+    try:
+        page.wait_for_function(f"(sel) => ({IDLE_JS})(sel) && ({ALL_RUN_JS})(sel)", arg=NOTEBOOK, timeout=timeout * 1000)
+    except Exception as error:  # a Playwright TimeoutError: say which cells did not run
+        raise AssertionError(f"Run All did not reach every code cell within {timeout} s; prompts: {prompts(page)}") from error
+
+
+def prompts(page) -> list[str]:
+    """Every code cell's prompt, e.g. ['[1]:', '[2]:', '[ ]:']."""
+    return page.eval_on_selector_all(
+        f"{NOTEBOOK} .jp-CodeCell .jp-InputPrompt", "ps => ps.map(p => p.textContent.trim())"
+    )
+
+
+def cells(page) -> list[dict]:
+    """Every cell in order: its type ('code' or 'markdown' ...), source and outputs' text (textContent)."""
+    return page.eval_on_selector_all(
+        f"{NOTEBOOK} .jp-Notebook .jp-Cell",
+        """cs => cs.map(c => ({
+            type: c.classList.contains('jp-CodeCell') ? 'code' : c.classList.contains('jp-MarkdownCell') ? 'markdown' : 'raw',
+            source: (c.querySelector('.jp-InputArea-editor .cm-content') || {textContent: ''}).textContent,
+            output: [...c.querySelectorAll('.jp-OutputArea-output')].map(o => o.textContent).join('\\n'),
+        }))""",
+    )
+
+
+def outputs_text(page) -> list[str]:
+    """Each code cell's output text, in order (textContent, so off-screen cells count too)."""
+    return [c["output"] for c in cells(page) if c["type"] == "code"]
+
+
+def stderr_outputs(page) -> list[str]:
+    """The text of every stderr output (JupyterLab renders errors with this mime type too)."""
+    return page.eval_on_selector_all(
+        f'{NOTEBOOK} .jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]',
+        "os => os.map(o => o.textContent)",
+    )
+
+
+def error_outputs(page) -> list[str]:
+    """Outputs that show an error: stderr holding a traceback or an exception's name."""
+    return [text for text in stderr_outputs(page) if TRACEBACK.search(text)]
+
+
+def notebook_text(page) -> str:
+    """All the notebook's text as rendered, prose and outputs alike."""
+    return page.eval_on_selector(NOTEBOOK, "p => p.textContent")
+
+
+def scroll_through(page) -> None:
+    """Scroll the notebook from top to bottom a screen at a time, so every cell is rendered."""
+    scroller = page.locator(f"{NOTEBOOK} .jp-WindowedPanel-outer")
+    height = scroller.evaluate("s => s.scrollHeight")
+    step = scroller.evaluate("s => Math.max(200, s.clientHeight - 100)")
+    for top in range(0, height + step, step):
+        scroller.evaluate("(s, top) => { s.scrollTop = top; }", top)
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    scroller.evaluate("s => { s.scrollTop = 0; }")
+
+
+def math_count(page) -> int:
+    """How many typeset math elements the page holds."""
+    return page.locator("mjx-container").count()
+
+
+def code_cell(page, index: int):
+    """The ``index``-th code cell (0-based) as a locator."""
+    return page.locator(f"{NOTEBOOK} .jp-CodeCell").nth(index)
+
+
+def set_source(page, cell, source: str) -> None:
+    """Replace a cell's code as a learner would: select all in its editor and type over it."""
+    editor = cell.locator(".jp-InputArea-editor .cm-content")
+    editor.scroll_into_view_if_needed()
+    editor.click()
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.insert_text(source)
+
+
+def run_cell(page, cell) -> None:
+    """Run one cell (Ctrl+Enter in its editor) and wait until it has run."""
+    cell.locator(".jp-InputArea-editor .cm-content").click()
+    page.keyboard.press("Control+Enter")
+    wait_idle(page)
