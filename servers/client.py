@@ -10,14 +10,16 @@ Results come back in wire format (camelCase JSON), exactly what the model would 
 from __future__ import annotations
 
 import os
+import shlex
 import sys
+import tempfile
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, ExitStack, nullcontext
+from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
 from anyio.from_thread import start_blocking_portal
-
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -115,12 +117,32 @@ class Session(AbstractContextManager["Session"]):
         self.close()
 
 
-def server_errlog() -> TextIO:
-    """Where a subprocess server's stderr goes: the real stderr when there is one with a descriptor.
+def in_a_kernel() -> bool:
+    """True inside a Jupyter kernel, where ``sys.stderr`` is the running cell's output."""
+    return type(sys.stderr).__module__.startswith("ipykernel")
 
-    Inside a Jupyter kernel ``sys.stderr`` is the kernel's output stream, which has no file
-    descriptor for a child process to inherit; the interpreter's original stderr does.
+
+def server_log_path() -> Path:
+    """The file a notebook's subprocess servers write their stderr to: one per kernel, in the temp folder."""
+    return Path(tempfile.gettempdir()) / f"mcp-course-servers-{os.getpid()}.log"
+
+
+_kernel_log: TextIO | None = None
+
+
+def server_errlog() -> TextIO:
+    """Where a subprocess server's stderr goes unless the caller says otherwise.
+
+    In a Jupyter kernel, the log file ``server_log_path()``: the kernel would show every routine log line
+    of a server as a red stderr box under the cell, and a server that fails to start is quoted from the
+    file instead (ServerStartError). Elsewhere, the real stderr when there is one with a descriptor (a
+    child process inherits the descriptor, not the Python object).
     """
+    global _kernel_log
+    if in_a_kernel():
+        if _kernel_log is None or _kernel_log.closed:
+            _kernel_log = open(server_log_path(), "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - one per kernel
+        return _kernel_log
     for stream in (sys.__stderr__, sys.stderr):
         try:
             if stream is not None:
@@ -128,7 +150,36 @@ def server_errlog() -> TextIO:
                 return stream
         except (OSError, ValueError, AttributeError):
             continue
-    return open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
+    return open(os.devnull, "w")
+
+
+class ServerStartError(RuntimeError):
+    """A subprocess server ended before it answered; the message quotes what it wrote to the kernel's log."""
+
+
+def _first_cause(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _start(server: Any, errlog: TextIO, shown: str, timeout: float | None) -> Session:
+    """Open a session; when the server's stderr goes to the kernel's log, a failed start quotes it."""
+    if errlog is not _kernel_log:
+        return Session(server, timeout=timeout)
+    errlog.flush()
+    start = os.fstat(errlog.fileno()).st_size
+    try:
+        return Session(server, timeout=timeout)
+    except Exception as exc:  # noqa: BLE001 - an ExceptionGroup around "Connection closed", or OSError: the server is gone
+        with open(errlog.name, encoding="utf-8", errors="replace") as log:
+            log.seek(start)
+            said = log.read().strip()
+        tail = "\n".join(said.splitlines()[-15:])
+        raise ServerStartError(
+            f"The server {shown!r} stopped before it answered ({_first_cause(exc)})."
+            + (f" It wrote on stderr:\n{tail}" if tail else " It wrote nothing on stderr; run it in a terminal to see why.")
+        ) from None
 
 
 def connect_params(
@@ -144,7 +195,8 @@ def connect_params(
     full_env = {k: v for k, v in os.environ.items() if k in BASE_ENV_KEYS}
     full_env.update(env or {})
     params = StdioServerParameters(command=command, args=list(args), env=full_env, cwd=cwd)
-    return Session(stdio_client(params, errlog=errlog or server_errlog()), timeout=timeout)
+    errlog = errlog or server_errlog()
+    return _start(stdio_client(params, errlog=errlog), errlog, shlex.join([command, *args]), timeout)
 
 
 def connect(
@@ -158,5 +210,6 @@ def connect(
     """Open a session: a module name (``"support_desk"``) starts it over stdio; a server object runs in process."""
     if isinstance(server, str):
         params = stdio_params(server, env=env, args=args)
-        server = stdio_client(params, errlog=errlog or server_errlog())
+        errlog = errlog or server_errlog()
+        return _start(stdio_client(params, errlog=errlog), errlog, f"python -m {params.args[1]}", timeout)
     return Session(server, timeout=timeout)
