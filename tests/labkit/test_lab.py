@@ -10,6 +10,7 @@ import pytest
 from grader.labs import LAB_MODULES, UnknownLab, lab_checks
 from grader.notebook import answer_code, read_notebook
 from labkit import Lab
+from labkit.lab import FailedVerdict
 from servers.learner_host import load_learner_code
 
 LAB = "lab1_error_results"
@@ -27,20 +28,22 @@ def kernel(code: str) -> dict:
     return namespace
 
 
-def test_check_prints_a_pass_line_for_the_solution(capsys) -> None:
-    Lab(LAB).check("results_transient", kernel(SOLUTION))
+def test_check_prints_a_pass_line_for_the_solution_and_returns_nothing(capsys) -> None:
+    assert Lab(LAB).check("results_transient", kernel(SOLUTION)) is None  # so a notebook shows no Out[]
 
     title = Lab(LAB).checks["results_transient"].title
     assert capsys.readouterr().out == f"[PASS] results_transient (1/1): {title}\n"
 
 
-def test_check_raises_with_the_checks_message_for_a_wrong_answer(capsys) -> None:
-    with pytest.raises(AssertionError) as caught:
+def test_a_failing_check_raises_its_verdict_line_alone_and_prints_nothing(capsys) -> None:
+    with pytest.raises(FailedVerdict) as caught:
         Lab(LAB).check("results_transient", kernel(NOT_RETRYABLE))
 
-    message = str(caught.value).removeprefix("results_transient: ")
-    assert str(caught.value).startswith("results_transient: ") and "isRetryable" in message
-    assert capsys.readouterr().out == f"[FAIL] results_transient (0/1): {message}\n"
+    line = str(caught.value)
+    assert line.startswith("[FAIL] results_transient (0/1): ") and "isRetryable" in line and "\n" not in line
+    assert caught.value._render_traceback_() == [line]  # what IPython shows instead of a traceback
+    assert isinstance(caught.value, AssertionError)  # the cell fails, for nbgrader's Validate and nbval
+    assert capsys.readouterr().out == ""
 
 
 def test_check_reads_the_calling_cells_globals_when_no_namespace_is_given(capsys) -> None:
@@ -55,10 +58,10 @@ def test_check_reads_the_calling_cells_globals_when_no_namespace_is_given(capsys
 def test_check_of_an_unwritten_function_says_it_is_not_written_yet() -> None:
     blank = kernel("def decide(result, attempt=1, max_attempts=3):\n    raise NotImplementedError()\n")
 
-    with pytest.raises(AssertionError) as caught:
+    with pytest.raises(FailedVerdict) as caught:
         Lab(LAB).check("decide_not_found", blank)
 
-    assert "decide is not written yet (it raises NotImplementedError)" in str(caught.value)
+    assert caught.value.lines == ["[FAIL] decide_not_found (0/1): decide is not written yet (it raises NotImplementedError)."]
 
 
 def test_run_returns_the_verdict_without_printing_or_raising(capsys) -> None:
@@ -80,11 +83,31 @@ def test_the_host_gives_a_session_with_the_kernels_functions() -> None:
     assert second["isError"] is False
 
 
-def test_an_unknown_check_name_is_refused_naming_the_lab() -> None:
-    with pytest.raises(KeyError) as caught:
+def test_an_unknown_check_name_is_one_failing_line_naming_the_lab() -> None:
+    with pytest.raises(FailedVerdict) as caught:
         Lab(LAB).check("results_everything", kernel(SOLUTION))
 
-    assert "lab1_error_results has no check named 'results_everything'" in str(caught.value)
+    assert caught.value.lines == ["[FAIL] results_everything: lab1_error_results has no check named 'results_everything'."]
+    with pytest.raises(KeyError):
+        Lab(LAB).run("results_everything", kernel(SOLUTION))
+
+
+def test_a_check_whose_host_cannot_start_is_one_failing_line(monkeypatch) -> None:
+    import servers.learner_host
+
+    def broken(lab, namespace):
+        raise RuntimeError("no room left")
+
+    monkeypatch.setattr(servers.learner_host, "build_server", broken)
+    with pytest.raises(FailedVerdict) as caught:
+        Lab(LAB).check("results_transient", kernel(SOLUTION))
+
+    assert caught.value.lines == [
+        (
+            "[FAIL] results_transient (0/1): The check could not run (RuntimeError: no room left): "
+            "run the set-up cell and your answer cells, then this one again."
+        )
+    ]
 
 
 def test_an_unknown_lab_is_refused_naming_the_known_labs() -> None:
@@ -104,10 +127,50 @@ def test_the_notebook_has_the_visible_checks_only() -> None:
 
 def test_a_hidden_check_is_not_run_in_the_notebook(capsys) -> None:
     hidden = lab_checks(LAB).hidden[0]
-    with pytest.raises(KeyError):
+    with pytest.raises(FailedVerdict):
         Lab(LAB).check(hidden, kernel(SOLUTION))
 
     Lab(LAB).hidden(hidden)
 
     out = capsys.readouterr().out
     assert out.startswith(f"[HIDDEN] {hidden}: this check runs only when your submission is graded")
+
+
+def run_cell(code: str, namespace: dict, lab: Lab) -> None:
+    """``code`` as a "try it" cell: run by the kernel at module level, in the notebook's namespace."""
+    namespace["lab"] = lab
+    exec(compile(code, "<cell>", "exec"), namespace)  # noqa: S102 - a notebook cell, as the kernel runs it
+
+
+def test_try_it_names_the_function_not_written_yet_instead_of_raising(capsys) -> None:
+    blank = kernel("def decide(result, attempt=1, max_attempts=3):\n    raise NotImplementedError()\n")
+
+    run_cell("with lab.try_it():\n    print(decide({'isError': False}))\n", blank, Lab(LAB))
+
+    assert capsys.readouterr().out == (
+        "decide is not written yet (it raises NotImplementedError): write it in its answer cell, run that cell, "
+        "then run this one again.\n"
+    )
+
+
+def test_try_it_names_an_answer_cells_name_not_defined_yet(capsys) -> None:
+    run_cell("with lab.try_it():\n    print(MY_CONFIG)\n", kernel(SOLUTION), Lab(LAB))
+
+    assert capsys.readouterr().out.startswith("MY_CONFIG is not written yet: define it in its answer cell")
+
+
+def test_try_it_says_the_lab_servers_sentence_about_a_handler_not_written_yet(capsys) -> None:
+    blank = kernel(SOLUTION.replace("def search_orders(desk, customer_email, status=None):\n", "def search_orders(desk, customer_email, status=None):\n    raise NotImplementedError()\n"))
+    code = "with lab.try_it(), lab.host() as desk:\n    print(desk.call('search_orders', customer_email='zed@example.com'))\n"
+
+    run_cell(code, blank, Lab(LAB))
+
+    assert capsys.readouterr().out == "search_orders is not written yet (it raises NotImplementedError).\n"
+
+
+def test_try_it_lets_the_learners_own_mistakes_through_as_they_are() -> None:
+    namespace = kernel(SOLUTION)
+    with pytest.raises(KeyError):
+        run_cell("with lab.try_it():\n    {}['missing']\n", namespace, Lab(LAB))
+    with pytest.raises(NameError):  # a name misspelt inside a function is the learner's mistake, not a cell to write
+        run_cell("def broken():\n    return undefined_name\nwith lab.try_it():\n    broken()\n", namespace, Lab(LAB))
