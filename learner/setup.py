@@ -5,7 +5,9 @@ grader, the reference model, the desk's own server, the lesson servers) never re
 environment, even when it sits in a package that does.
 """
 
+import glob
 import shutil
+from pathlib import Path
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
@@ -37,6 +39,16 @@ LEARNER_MODULES = {
 }
 
 
+# The course's JupyterLab extension (nbgrader's Validate button on assignments only), and the page config that
+# switches off nbgrader's instructor parts (Create Assignment, formgrader, the course list) for learners.
+EXTENSION = "../jupyter/labextension/mcp-course-ui"
+DATA_FILES = [
+    ("share/jupyter/labextensions/mcp-course-ui", [f"{EXTENSION}/package.json"]),
+    ("share/jupyter/labextensions/mcp-course-ui/static", sorted(glob.glob(f"{EXTENSION}/static/*.js", root_dir=Path(__file__).parent))),
+    ("etc/jupyter/labconfig/page_config.d", ["../jupyter/learner/labconfig/page_config.d/mcp-course-learner.json"]),
+]
+
+
 class ListedModulesOnly(build_py):
     def run(self):
         # A build folder left by an earlier build may hold modules no longer listed: start from an empty one.
@@ -52,4 +64,5 @@ setup(
     packages=list(LEARNER_MODULES),
     package_dir={package: "../" + package.replace(".", "/") for package in LEARNER_MODULES},  # the checkout, beside this folder
     cmdclass={"build_py": ListedModulesOnly},
+    data_files=DATA_FILES,
 )

@@ -1,0 +1,115 @@
+"""The course's JupyterLab extension in Chromium: nbgrader's Validate button and Create Assignment sidebar show on
+assignments (a notebook with a cell nbgrader marks) and not on lessons; a learner's JupyterLab has no Create
+Assignment at all."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import nbformat
+import pytest
+from nbgrader.preprocessors import ClearOutput
+from playwright.sync_api import expect
+
+from grader.course import ClearSolutionsToStartingCode
+
+from . import labpage
+
+LESSON = "01_structured_tool_errors.ipynb"
+LAB = "lab1_error_results"
+LEARNER_CONFIG = labpage.REPO / "jupyter" / "learner"  # what the learner's install adds to Jupyter's config path
+VALIDATION_TIMEOUT = 120_000  # ms: Validate saves the notebook and runs it in a fresh kernel
+
+
+def released(lab: str) -> nbformat.NotebookNode:
+    """The lab as the release hands it out: solutions cleared to the starting code, no outputs."""
+    nb = nbformat.read(labpage.REPO / "labs" / "source" / lab / f"{lab}.ipynb", as_version=4)
+    for step in (ClearSolutionsToStartingCode(), ClearOutput()):
+        for index, cell in enumerate(nb.cells):
+            nb.cells[index], _ = step.preprocess_cell(cell, {"language": "python"}, index)
+    return nb
+
+
+@pytest.fixture(scope="module")
+def course_root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("course-ui")
+    shutil.copy(labpage.REPO / "notebooks" / LESSON, root / LESSON)
+    nbformat.write(released(LAB), root / f"{LAB}.ipynb")
+    return root
+
+
+@pytest.fixture(scope="module")
+def instructor_lab(jupyter_lab, course_root):
+    """JupyterLab as the course's own environment has it: every part of nbgrader on."""
+    return jupyter_lab(course_root)
+
+
+@pytest.fixture(scope="module")
+def learner_lab(jupyter_lab, course_root):
+    return jupyter_lab(course_root, env={"JUPYTER_CONFIG_PATH": str(LEARNER_CONFIG)})
+
+
+def validate_button(page):
+    return page.locator(f"{labpage.NOTEBOOK} .jp-Toolbar").get_by_text("Validate", exact=True)
+
+
+def create_assignment_tab(page):
+    return page.locator(".jp-SideBar.jp-mod-right .lm-TabBar-tab", has_text="Create Assignment")
+
+
+def open_in_file_browser(page, name: str) -> None:
+    page.locator(".jp-DirListing-item", has_text=name).dblclick()
+    expect(page.locator("#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current", has_text=name)).to_be_visible()
+    page.locator(f"{labpage.NOTEBOOK} .jp-Notebook .jp-Cell").first.wait_for()
+
+
+def switch_to(page, name: str) -> None:
+    page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text=name).click()
+    expect(page.locator("#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current", has_text=name)).to_be_visible()
+
+
+def test_an_assignment_has_validate_and_it_works(page, instructor_lab):
+    instructor_lab.login(page)
+    labpage.open_notebook(page, instructor_lab, f"{LAB}.ipynb")
+    expect(validate_button(page)).to_be_visible()
+    expect(create_assignment_tab(page)).to_have_count(1)
+    validate_button(page).click()
+    dialog = page.locator(".jp-Dialog")
+    expect(dialog.locator(".jp-Dialog-header")).to_have_text(re.compile("Validation Results"), timeout=VALIDATION_TIMEOUT)
+    labpage.shot(page, "course_ui_validate_released_lab")
+    dialog.locator(".jp-Dialog-footer button").last.click()
+    expect(dialog).to_have_count(0)
+
+
+def test_a_lesson_has_neither_until_an_instructor_asks(page, instructor_lab):
+    """The tools follow the notebook in front; Nbgrader > Create assignment still opens the sidebar on any notebook,
+    since turning a notebook into an assignment starts there."""
+    instructor_lab.login(page)
+    labpage.open_notebook(page, instructor_lab, LESSON)
+    expect(validate_button(page)).to_be_hidden()
+    expect(create_assignment_tab(page)).to_have_count(0)
+    labpage.shot(page, "course_ui_lesson")
+    open_in_file_browser(page, f"{LAB}.ipynb")
+    expect(validate_button(page)).to_be_visible()
+    expect(create_assignment_tab(page)).to_have_count(1)
+    switch_to(page, LESSON)
+    expect(validate_button(page)).to_be_hidden()
+    expect(create_assignment_tab(page)).to_have_count(0)
+    page.locator("#jp-menu-panel .lm-MenuBar-item", has_text=re.compile(r"^Nbgrader$")).click()
+    page.locator('.lm-Menu-item[data-command="nbgrader:open-create-assignment"]').click()
+    expect(create_assignment_tab(page)).to_have_count(1)
+    expect(page.locator("#nbgrader-create_assignemnt")).to_be_visible()
+
+
+def test_a_learner_has_validate_on_an_assignment_and_no_create_assignment(page, learner_lab):
+    learner_lab.login(page)
+    labpage.open_notebook(page, learner_lab, f"{LAB}.ipynb")
+    expect(validate_button(page)).to_be_visible()
+    expect(create_assignment_tab(page)).to_have_count(0)
+    page.locator("#jp-menu-panel .lm-MenuBar-item", has_text=re.compile(r"^Nbgrader$")).click()
+    expect(page.locator(".lm-Menu-item:not(.lm-mod-hidden)")).to_have_text(["Assignment List"])
+    labpage.shot(page, "course_ui_learner_lab")
+    page.keyboard.press("Escape")
+    open_in_file_browser(page, LESSON)
+    expect(validate_button(page)).to_be_hidden()
