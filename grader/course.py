@@ -34,6 +34,7 @@ from nbgrader.preprocessors import (
 from traitlets import Bool, Float, Unicode
 from traitlets.config import Config
 
+from grader.feedback import configure_feedback
 from grader.grading import CALL_TIMEOUT_SECONDS, grade_code
 from grader.labs import LAB_MODULES, lab_checks
 from grader.notebook import answer_code
@@ -294,9 +295,10 @@ def release_preprocessors() -> list:
 
 
 def configure(c: Config) -> Config:
-    """The grading engine's nbgrader steps (release, sanitise, autograde); ``labs/nbgrader_config.py`` and the CLI
-    both apply them. The course's own settings (its id, exchange, late penalty, timezone) are in its
-    ``nbgrader_config.py``; a lab is registered in the gradebook by its release (nbgrader's generate_assignment)."""
+    """The grading engine's nbgrader steps (release, sanitise, autograde, and the feedback page's, ``grader.feedback``);
+    ``labs/nbgrader_config.py`` and the CLI both apply them. The course's own settings (its id, exchange, late
+    penalty, timezone) are in its ``nbgrader_config.py``; a lab is registered in the gradebook by its release
+    (nbgrader's generate_assignment)."""
     c.GenerateAssignment.preprocessors = release_preprocessors()
     c.Autograde.sanitize_preprocessors = [
         ClearOutput,
@@ -315,4 +317,5 @@ def configure(c: Config) -> Config:
         AssignLatePenalties,
         CheckCellMetadata,
     ]
+    configure_feedback(c)
     return c
