@@ -143,7 +143,7 @@ class LabSection:
 
 @dataclass(frozen=True)
 class CohortReport:
-    course: Path
+    course: str  # the course's id, or its folder's name: never a folder of this machine
     labs: list[LabSection] = field(default_factory=list)
     # lab, mistake, checks, made, submissions, share; most common first
     mistakes: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -158,7 +158,7 @@ class CohortReport:
     @property
     def empty_sentence(self) -> str:
         return (
-            f"No submission has been graded yet in {self.course}, so there is nothing to report. "
+            f"No submission has been graded yet in the course {self.course}, so there is nothing to report. "
             "Autograde a folder of submissions (`python -m grader autograde SUBMISSIONS`), then write the report again."
         )
 
@@ -211,19 +211,40 @@ def build_report(course: Course, alike_threshold: float = SIMILARITY_THRESHOLD) 
     sections = [lab_section(course, lab, lab_grades) for lab, lab_grades in grades.groupby("lab", sort=True)]
     # A quiz's answers are letters: alike answers there are no sign of anything.
     alike = [g for g in alike_in_course(course, alike_threshold) if not is_quiz(g.lab)] if sections else []
-    return CohortReport(course.root, sections, common_mistakes(grades, sections), course.not_graded(), alike, alike_threshold)
+    name = course.course_id or course.root.name
+    return CohortReport(name, sections, common_mistakes(grades, sections), course.not_graded(), alike, alike_threshold)
+
+
+BIN_EDGES = tuple(range(0, 101, 10))  # ten bins of 10 % below full marks: 0-9 %, ..., 90-99 %
+BIN_LABELS = (*(f"{low}-{low + 9}" for low in BIN_EDGES[:-1]), "full")
+BAR, FULL_BAR = "#4c72b0", "#55a868"
+
+
+def score_bins(section: LabSection) -> list[int]:
+    """Submissions per bar: ten bins of 10 % for scores below full marks (a score is counted in the bin its
+    percentage, rounded down, falls in), and full marks alone last, so a near miss never reads as full marks."""
+    counts = [0] * len(BIN_LABELS)
+    for row in section.scores.itertuples():
+        if row.max_score > 0 and row.score >= row.max_score:
+            counts[-1] += 1
+        else:
+            counts[min(int(row.percent // 10), len(BIN_LABELS) - 2)] += 1
+    return counts
 
 
 def histogram_png(section: LabSection) -> bytes:
-    """The lab's score distribution, ten bins of 10 %, drawn off-screen with the Agg canvas."""
+    """The lab's score distribution, ten bars of 10 % and full marks apart, drawn off-screen with the Agg canvas."""
     fig = Figure(figsize=(6.4, 3.2), dpi=100)
     FigureCanvasAgg(fig)
     ax = fig.subplots()
-    ax.hist(section.scores["percent"], bins=range(0, 101, 10), color="#4c72b0", edgecolor="white")
-    ax.set_xlim(0, 100)
-    ax.set_xlabel(f"score, % of {section.max_score:g} points")
+    counts = score_bins(section)
+    bars = ax.bar(range(len(counts)), counts, width=0.9, color=[BAR] * (len(counts) - 1) + [FULL_BAR], edgecolor="white")
+    ax.bar_label(bars, labels=[str(n) if n else "" for n in counts], fontsize=8)
+    ax.set_xticks(range(len(counts)), BIN_LABELS, fontsize=8)
+    ax.set_xlabel(f"score, % of {section.max_score:g} points (full marks apart)")
     ax.set_ylabel("submissions")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylim(0, max(counts) * 1.15 + 0.5)
     ax.set_title(f"{section.lab}: {section.submissions} graded submission(s)")
     fig.tight_layout()
     buffer = io.BytesIO()
@@ -416,7 +437,7 @@ def render_html(items: list[tuple]) -> str:
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Cohort report</title><style>"
         "body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em}"
         "table{border-collapse:collapse;margin:1em 0}th,td{border-bottom:1px solid #ddd;padding:.3em .8em;text-align:left}"
-        "th.num,td.num{text-align:right}img{max-width:100%}"
+        "th.num,td.num{text-align:right;white-space:nowrap}img{max-width:100%}"
         "</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
     )
 

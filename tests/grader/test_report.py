@@ -19,6 +19,7 @@ from pathlib import Path
 import matplotlib.image
 import nbformat
 import numpy as np
+import pandas as pd
 import pytest
 from coursetests import MATRIX, copy_samples, expected_failed, new_course, page_text
 from nbgrader.api import Gradebook
@@ -29,7 +30,18 @@ from grader.grading import grade_code
 from grader.labs import LAB_MODULES, lab_checks
 from grader.notebook import answer_code, read_notebook
 from grader.pipeline import SAMPLE_SUBMISSIONS, PipelineError
-from grader.report import TOP_MISTAKES, blocks, build_report, render_html, write_report
+from grader.report import (
+    BIN_LABELS,
+    FULL_BAR,
+    TOP_MISTAKES,
+    LabSection,
+    blocks,
+    build_report,
+    histogram_png,
+    render_html,
+    score_bins,
+    write_report,
+)
 from grader.similarity import NEAR_IDENTICAL, SIMILARITY_THRESHOLD, Group, similarity
 from labkit.checking import HIDDEN_NOTE, as_shown
 
@@ -184,11 +196,47 @@ def test_the_html_report_embeds_its_histograms_and_says_what_the_markdown_says(c
             assert line[2:] in text
 
 
-def has_bars(png: bytes) -> bool:
-    """The picture decodes and holds bars of the histogram's colour (#4c72b0)."""
+def has_bars(png: bytes, colour: str = "#4c72b0") -> bool:
+    """The picture decodes and holds bars of this colour (the histogram's, #4c72b0, unless told)."""
     pixels = matplotlib.image.imread(io.BytesIO(png), format="png")
-    bar = np.array([0x4C, 0x72, 0xB0]) / 255
+    bar = np.array([int(colour[i : i + 2], 16) for i in (1, 3, 5)]) / 255
     return bool((np.abs(pixels[..., :3] - bar).max(axis=-1) < 0.02).sum() > 500)
+
+
+def a_lab_scored(points: list[float], out_of: float) -> LabSection:
+    scores = pd.DataFrame({"student": [f"s{i}" for i in range(len(points))], "score": points, "max_score": out_of})
+    scores["percent"] = 100 * scores["score"] / scores["max_score"]
+    return LabSection(LAB1, out_of, scores, pd.DataFrame())
+
+
+def test_full_marks_have_a_bar_of_their_own_apart_from_near_misses():
+    # 38 of 38, 37 of 38 (97 %), 37.9 of 38 (99.7 %), 34.2 (90 %), 33 (87 %), 0 and 3.7 (9.7 %)
+    section = a_lab_scored([38, 38, 37, 37.9, 34.2, 33, 0, 3.7], 38)
+    counts = score_bins(section)
+    assert BIN_LABELS[-2:] == ("90-99", "full") and len(counts) == 11
+    assert counts == [2, 0, 0, 0, 0, 0, 0, 0, 1, 3, 2]
+    png = histogram_png(section)
+    assert has_bars(png) and has_bars(png, FULL_BAR)
+    assert not has_bars(histogram_png(a_lab_scored([37, 20], 38)), FULL_BAR)  # no full marks: no such bar
+
+
+def test_the_report_names_the_course_by_its_id_never_by_a_folder_of_this_machine(cohort, markdown, tmp_path, capfd):
+    text = markdown.read_text()
+    assert f"Course `{COURSE_ID}`: " in text
+    assert str(cohort.root) not in text and cohort.root.name not in text
+    out = tmp_path / "cohort.html"
+    assert main(["report", "--course", str(cohort.root), "--out", str(out)]) == 0
+    assert str(cohort.root) not in out.read_text() and f"Course <code>{COURSE_ID}</code>: " in out.read_text()
+    # A course without an id is named by its folder's name alone.
+    (tmp_path / "unnamed" / "source").mkdir(parents=True)
+    (tmp_path / "unnamed" / "nbgrader_config.py").write_text("c = get_config()\n")
+    with Gradebook(f"sqlite:///{tmp_path / 'unnamed' / 'gradebook.db'}"):
+        pass
+    capfd.readouterr()
+    assert main(["report", "--course", str(tmp_path / "unnamed"), "--out", str(tmp_path / "empty.md")]) == 0
+    printed = capfd.readouterr().out
+    assert "No submission has been graded yet in the course unnamed," in printed
+    assert str(tmp_path / "unnamed") not in printed.replace(str(tmp_path / "empty.md"), "")
 
 
 def test_an_empty_gradebook_gives_a_sentence_instead_of_numbers(tmp_path, capfd):
