@@ -1,7 +1,7 @@
 /* mcp-course-ui: the course's JupyterLab extension. nbgrader's Validate button and Create Assignment sidebar
  * belong to assignments (notebooks with a cell nbgrader marks); on a lesson they mean nothing, so there the
- * button is hidden and the sidebar is not offered. Written by hand as a prebuilt (module-federation)
- * extension, so the course needs no JavaScript build: JupyterLab loads this file, calls init() with its
+ * button is hidden and the sidebar is not offered. A prebuilt (module-federation) extension in plain
+ * JavaScript, so the course needs no JavaScript build: JupyterLab loads this file, calls init() with its
  * shared modules, then get("./extension") for the plugin. */
 var _JUPYTERLAB;
 (function () {
