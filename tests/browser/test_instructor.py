@@ -13,7 +13,6 @@ from urllib.parse import urlparse
 
 import pytest
 
-from .conftest import watch
 from .instructor_demo import (
     FAILING_LAB,
     QUIZ,
@@ -22,7 +21,7 @@ from .instructor_demo import (
     build_demo,
     gradebook_figures,
 )
-from .labpage import REPO, shot
+from .labpage import REPO, shot, watch
 
 # nbgrader's submission view loads MathJax from a CDN; blocked here as offline, it logs these two errors.
 MATHJAX_CDN = "https://cdnjs.cloudflare.com/ajax/libs/mathjax/"
