@@ -3,7 +3,8 @@
 JupyterLab typesets text between two ``$`` as math in HTML outputs too, so ``${DB_HOST}:${DB_PORT:-5432}``
 in a table cell would lose its ``${`` and ``}``; pandas marks its tables ``mathjax_ignore`` when
 ``display.html.use_mathjax`` is off. JupyterLab also right-aligns every table cell, which suits numbers and
-makes a column of sentences hard to read, so ``tables()`` left-aligns the text columns.
+makes a column of sentences hard to read, so ``tables()`` left-aligns the text columns (``text_table`` does
+the same in plain text).
 """
 
 from __future__ import annotations
@@ -32,6 +33,14 @@ def table_html(frame: pd.DataFrame) -> str | None:
              for i in columns]
     style = f"<style>{', '.join(rules)} {{text-align: left;}}</style>"
     return style + html.replace("<table ", f'<table id="{table_id}" ', 1)
+
+
+def text_table(frame: pd.DataFrame) -> str:
+    """The table as plain text for a widget's answer, its headers and text columns left-aligned."""
+    columns = [frame.columns[i - 1] for i in text_columns(frame)]
+    widths = {column: int(frame[column].astype(str).str.len().max()) for column in columns}
+    return frame.to_string(formatters={column: f"{{:<{width}}}".format for column, width in widths.items()},
+                           justify="left")
 
 
 def tables(max_colwidth: int | None = None) -> None:

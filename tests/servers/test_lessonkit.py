@@ -52,3 +52,10 @@ def test_cells_are_shown_whole_unless_a_width_is_given() -> None:
     assert pd.get_option("display.max_colwidth") is None
     lessonkit.tables(max_colwidth=80)
     assert pd.get_option("display.max_colwidth") == 80
+
+
+def test_a_plain_text_table_puts_text_and_headers_on_the_left() -> None:
+    lines = lessonkit.text_table(frame()).splitlines()
+    assert lines[0].split() == ["as", "written", "isError", "bytes", "reason"]
+    assert lines[0].index("reason") == lines[2].index("a sentence") == lines[3].index("another")
+    assert lines[2].index("${DB_HOST}") == lines[3].index("$750")
