@@ -35,6 +35,17 @@ FULL_MARKS = """() => {
     const column = [...table.tHead.rows[0].cells].findIndex(c => c.textContent.trim() === 'full marks');
     return [...table.tBodies[0].rows].map(r => [r.cells[0].textContent.trim(), column < 0 ? null : r.cells[column].textContent.trim()]);
 }"""
+# Each marked check of a feedback page: its name, its status class, the word of its verdict, its colours.
+MARKS = """items => items.map(item => {
+    const heading = item.querySelector('.panel-heading') || item;
+    const style = getComputedStyle(heading);
+    return {
+        name: item.querySelector('code').textContent.trim(),
+        status: [...item.classList].find(c => /^check-/.test(c)),
+        word: item.querySelector('.verdict').textContent,
+        colour: style.backgroundColor + ' ' + style.borderColor + ' ' + style.borderLeftColor,
+    };
+})"""
 SCORE = re.compile(r"^\s*([\d.]+)\s*/\s*([\d.]+)\s*$")
 
 
@@ -186,20 +197,22 @@ def feedback_page(demo: Path, student: str, lab: str) -> Path:
 
 
 def assert_feedback_names_checks_and_marks_failures(page, path: Path, checks: list[str], failed: list[str]) -> None:
+    """The summary and the graded cells name every check; those not passed, and only those, are marked in words and
+    in colour; no prompt shows; nothing was requested."""
     page.goto(path.as_uri())
     page.wait_for_load_state("load")
     assert page.requested == [], f"the feedback page requested {page.requested}"
+    for where in ("#toc li.check", "div.nbgrader_cell.check"):
+        marks = page.eval_on_selector_all(where, MARKS)
+        assert sorted(m["name"] for m in marks) == sorted(checks), f"{where} does not name each check once"
+        unpassed = [m for m in marks if m["status"] != "check-passed"]
+        assert sorted(m["name"] for m in unpassed) == sorted(failed), f"{where} marks other checks than those failed"
+        passed_colour = next(m["colour"] for m in marks if m["status"] == "check-passed")
+        for m in unpassed:
+            assert re.search(r"failed|partly", m["word"]) and m["colour"] != passed_colour, f"{where}: {m}"
     text = page.evaluate("document.body.textContent")
-    summary = page.eval_on_selector("#toc", "toc => toc.textContent")
-    for check in checks:
-        assert check in summary, f"the summary does not name {check}"
-    marked = page.eval_on_selector_all(
-        "#toc .check-failed, #toc .failed", "marks => marks.map(m => m.textContent)"
-    )
-    for check in failed:
-        assert any(check in m for m in marked), f"the summary does not mark {check} as failed"
     assert "Out[" not in text, "a prompt shows under a verdict"
-    assert "Test cell" not in summary
+    assert "Test cell" not in text
 
 
 def test_a_labs_feedback_names_its_checks_marks_its_failures_and_loads_nothing(offline, demo, figures):
