@@ -13,6 +13,8 @@ from urllib.parse import urlparse
 
 import pytest
 
+from grader.report import BAR, FULL_BAR
+
 from .instructor_demo import (
     FAILING_LAB,
     QUIZ,
@@ -46,6 +48,20 @@ MARKS = """items => items.map(item => {
         colour: style.backgroundColor + ' ' + style.borderColor + ' ' + style.borderLeftColor,
     };
 })"""
+# How many pixels of each colour (r, g, b) an image holds, drawn on a canvas.
+PIXELS = """(img, colours) => {
+    const canvas = document.createElement('canvas');
+    canvas.width = img.naturalWidth;
+    canvas.height = img.naturalHeight;
+    const context = canvas.getContext('2d');
+    context.drawImage(img, 0, 0);
+    const data = context.getImageData(0, 0, canvas.width, canvas.height).data;
+    const counts = colours.map(() => 0);
+    for (let i = 0; i < data.length; i += 4) {
+        colours.forEach(([r, g, b], k) => { if (data[i] === r && data[i + 1] === g && data[i + 2] === b) counts[k] += 1; });
+    }
+    return counts;
+}"""
 SCORE = re.compile(r"^\s*([\d.]+)\s*/\s*([\d.]+)\s*$")
 
 
@@ -95,6 +111,10 @@ def open_formgrader(context, server, path: str, *allow: str, loaded: str = LOADE
 
 def column(page, css: str) -> list[str]:
     return page.eval_on_selector_all(f"#main-table {css}", "cells => cells.map(c => c.textContent.trim())")
+
+
+def rgb(colour: str) -> list[int]:
+    return [int(colour[i : i + 2], 16) for i in (1, 3, 5)]
 
 
 def score(text: str) -> tuple[float, float]:
@@ -246,5 +266,11 @@ def test_the_report_shows_its_histograms_and_mistakes_and_no_machine_folder(offl
     text = offline.evaluate("document.body.textContent")
     assert "Most common mistakes" in text
     assert dict(offline.evaluate(FULL_MARKS)) == {name: str(n) for name, n in figures["full_marks"].items()}
+    # Full marks are a bar of their own, in their own colour: a near miss never shares it.
+    for name in graded:
+        scores = [s for (_, lab), s in figures["submissions"].items() if lab == name]
+        image = offline.locator(f'img[alt="Score distribution of {name}"]')
+        below, full = image.evaluate(PIXELS, [rgb(BAR), rgb(FULL_BAR)])
+        assert (below > 0, full > 0) == (any(s["score"] < s["max"] for s in scores), figures["full_marks"][name] > 0), name
     for folder in {str(demo), str(demo.parent), str(REPO), str(Path.home())}:
         assert folder not in text, f"the report names the folder {folder}"
