@@ -17,7 +17,8 @@ import pytest
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
-from grader.notebook import read_notebook
+from grader.grading import grade_code
+from grader.notebook import answer_code, read_notebook
 from grader.pipeline import DEFAULT_COURSE, Course
 from grader.quizzes import QUIZ_MODULES
 
@@ -121,6 +122,15 @@ def test_run_all_on_a_blank_released_lab_reaches_the_last_cell_with_one_verdict_
         assert len(error.traceback) == 1 and error.traceback[0].startswith(f"[FAIL] {name} ("), error.traceback
     failed_elsewhere = [c.source for c in code if errors(c) and c not in checks.values()]
     assert failed_elsewhere == [], "only a graded check's cell may fail on a blank lab"
+
+
+@pytest.mark.parametrize("lab", ["lab2_scopes_expansion", "lab3_tools_resources"])
+def test_starting_code_that_runs_still_earns_nothing_when_graded(released, lab) -> None:
+    # These labs hand out starting code instead of a stub that raises at module level; as handed out, the lab
+    # must still score 0 on every check, visible and hidden.
+    code = answer_code(nbformat.read(released / lab / f"{lab}.ipynb", as_version=4))
+
+    assert [r.name for r in grade_code(lab, code) if r.passed] == []
 
 
 @pytest.mark.parametrize("quiz", QUIZZES)
