@@ -31,23 +31,23 @@ def released(lab: str) -> nbformat.NotebookNode:
     return nb
 
 
-@pytest.fixture(scope="module")
-def course_root(tmp_path_factory):
-    root = tmp_path_factory.mktemp("course-ui")
+def course_folder(tmp_path_factory, name: str):
+    """A lesson and a released lab, side by side."""
+    root = tmp_path_factory.mktemp(name)
     shutil.copy(labpage.REPO / "notebooks" / LESSON, root / LESSON)
     nbformat.write(released(LAB), root / f"{LAB}.ipynb")
     return root
 
 
 @pytest.fixture(scope="module")
-def instructor_lab(jupyter_lab, course_root):
+def instructor_lab(jupyter_lab, tmp_path_factory):
     """JupyterLab as the course's own environment has it: every part of nbgrader on."""
-    return jupyter_lab(course_root)
+    return jupyter_lab(course_folder(tmp_path_factory, "instructor"))
 
 
 @pytest.fixture(scope="module")
-def learner_lab(jupyter_lab, course_root):
-    return jupyter_lab(course_root, env={"JUPYTER_CONFIG_PATH": str(LEARNER_CONFIG)})
+def learner_lab(jupyter_lab, tmp_path_factory):
+    return jupyter_lab(course_folder(tmp_path_factory, "learner"), env={"JUPYTER_CONFIG_PATH": str(LEARNER_CONFIG)})
 
 
 def validate_button(page):
@@ -82,9 +82,9 @@ def test_an_assignment_has_validate_and_it_works(page, instructor_lab):
     expect(dialog).to_have_count(0)
 
 
-def test_a_lesson_has_neither_until_an_instructor_asks(page, instructor_lab):
-    """The tools follow the notebook in front; Nbgrader > Create assignment still opens the sidebar on any notebook,
-    since turning a notebook into an assignment starts there."""
+def test_a_lesson_has_neither_until_an_instructor_makes_it_an_assignment(page, instructor_lab):
+    """The tools follow the notebook in front. Nbgrader > Create assignment still opens the sidebar on any notebook,
+    since making an assignment starts there; once a cell is marked, the notebook is an assignment and has Validate."""
     instructor_lab.login(page)
     labpage.open_notebook(page, instructor_lab, LESSON)
     expect(validate_button(page)).to_be_hidden()
@@ -100,6 +100,9 @@ def test_a_lesson_has_neither_until_an_instructor_asks(page, instructor_lab):
     page.locator('.lm-Menu-item[data-command="nbgrader:open-create-assignment"]').click()
     expect(create_assignment_tab(page)).to_have_count(1)
     expect(page.locator("#nbgrader-create_assignemnt")).to_be_visible()
+    expect(validate_button(page)).to_be_hidden()
+    page.locator("#nbgrader-create_assignemnt .nbgrader-CellType select").first.select_option("readonly")
+    expect(validate_button(page)).to_be_visible()
 
 
 def test_a_learner_has_validate_on_an_assignment_and_no_create_assignment(page, learner_lab):
