@@ -68,7 +68,7 @@ def build_demo(work: Path, samples: Path) -> Path:
 def gradebook_figures(course: Path) -> dict:
     """What the course's gradebook holds, read with nbgrader's own API: per assignment its submissions, mean and
     maximum score, and how many scored full marks; per student their name; per submission its score, failed checks,
-    automatic scores and notebook id."""
+    automatic scores and notebook id; and the assignments released to the course's exchange."""
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         assignments = {
             a.name: {"submissions": a.num_submissions, "mean": gb.average_assignment_score(a.name), "max": a.max_score}
@@ -90,4 +90,8 @@ def gradebook_figures(course: Path) -> dict:
         name: sum(s["score"] == s["max"] for (_, lab), s in submissions.items() if lab == name)
         for name, a in assignments.items() if a["submissions"]
     }  # fmt: skip
-    return {"assignments": assignments, "students": students, "submissions": submissions, "full_marks": full_marks}
+    released = {path.name for path in course.glob("exchange/*/outbound/*")}  # what the course's exchange holds
+    return {
+        "assignments": assignments, "students": students, "submissions": submissions, "full_marks": full_marks,
+        "released": released,
+    }  # fmt: skip

@@ -133,9 +133,10 @@ def test_manage_assignments_lists_every_assignment_with_the_gradebooks_submissio
     shot(page, "instructor_formgrader_manage_assignments")
     names = column(page, "td.name")
     counts = dict(zip(names, column(page, "td.num-submissions")))
-    expected = {name: str(a["submissions"]) for name, a in figures["assignments"].items()}
-    assert counts == expected
+    assert counts == {name: str(a["submissions"]) for name, a in figures["assignments"].items()}
     assert {"lab1_error_results", "lab2_scopes_expansion", "lab3_tools_resources", "lab4_server_integration"} <= set(names)
+    assert figures["released"] == set(names), "the demo releases every assignment to its exchange"
+    assert set(column(page, "td.status")) == {"released"}
     text = page.evaluate("document.body.textContent")
     assert "exchange directory" not in text and "does not exist" not in text, "the exchange-missing banner shows"
     page.close()
