@@ -7,6 +7,7 @@ with ``MCP_COURSE_SKIP_BROWSER=1``.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -21,6 +22,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from .labpage import Console
 
 SKIP_VARIABLE = "MCP_COURSE_SKIP_BROWSER"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -131,6 +134,21 @@ class LabServer:
         page.click("#login_submit")
         page.wait_for_url(re.compile(r".*/(lab|tree)\b.*"))
 
+    def api(self, method: str, path: str):
+        """One call to the server's REST API; the decoded JSON answer, or None when there is none."""
+        request = urllib.request.Request(
+            f"{self.url}/api/{path}", method=method, headers={"Authorization": f"token {self.token}"}
+        )
+        with HTTP.open(request, timeout=30) as answer:
+            body = answer.read()
+        return json.loads(body) if body else None
+
+    def shut_down_kernels(self, path: str | None = None) -> None:
+        """Shut down the kernel of the notebook at ``path`` (default: every kernel), and what it started."""
+        for session in self.api("GET", "sessions"):
+            if path is None or session["path"] == path:
+                self.api("DELETE", f"sessions/{session['id']}")
+
     def stop(self) -> None:
         """Stop the server and its kernels (one process group)."""
         if self.process.poll() is None:
@@ -161,29 +179,6 @@ def jupyter_lab():
     yield start
     for server in started:
         server.stop()
-
-
-class Console:
-    """Page errors and console errors seen on one page, less those a test allows."""
-
-    def __init__(self, page, allow: tuple[str, ...] = ()) -> None:
-        self.allow = [re.compile(p) for p in allow]
-        self.errors: list[str] = []
-        page.on("pageerror", lambda error: self._add(f"page error: {error}"))
-        page.on("console", lambda message: message.type == "error" and self._add(f"console error: {message.text}"))
-
-    def _add(self, text: str) -> None:
-        if not any(p.search(text) for p in self.allow):
-            self.errors.append(text)
-
-    def check(self) -> None:
-        if self.errors:
-            pytest.fail("The page reported errors:\n" + "\n".join(self.errors[:20]), pytrace=False)
-
-
-def watch(page, *allow: str) -> Console:
-    """Record ``page``'s errors (for pages a module shares); ``.check()`` fails on any not allowed."""
-    return Console(page, allow)
 
 
 @pytest.fixture

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "build" / "screenshots"
 RUN_TIMEOUT = 120  # seconds for Run All to reach the last cell
@@ -23,7 +25,7 @@ def shot(page, name: str) -> Path:
 
 def open_notebook(page, server, path: str) -> None:
     """Open ``path`` (relative to the server's root) and wait until its kernel is idle."""
-    page.goto(f"{server.url}/lab/tree/{path}")
+    page.goto(f"{server.url}/lab/tree/{path}?reset")  # reset: no tabs left open from before
     page.locator(f"{NOTEBOOK} .jp-Notebook .jp-Cell").first.wait_for(timeout=60_000)
     wait_idle(page, timeout=60)
 
@@ -42,9 +44,11 @@ IDLE_JS = """(sel) => {
     return Boolean(panel) && idle
         && ![...panel.querySelectorAll('.jp-CodeCell .jp-InputPrompt')].some(p => p.textContent.includes('*'));
 }"""
+# A cell whose input is collapsed shows no prompt; Run All stops at an error, so the cells after it tell.
 ALL_RUN_JS = """(sel) => [...document.querySelector(sel).querySelectorAll('.jp-CodeCell')].every(cell => {
     const code = cell.querySelector('.jp-InputArea-editor .cm-content');
-    return (code && !code.textContent.trim()) || /\\[\\d+\\]/.test(cell.querySelector('.jp-InputPrompt').textContent);
+    const prompt = (cell.querySelector('.jp-InputPrompt') || {textContent: ''}).textContent.trim();
+    return (code && !code.textContent.trim()) || !prompt || /\\[\\d+\\]/.test(prompt);
 })"""
 
 
@@ -138,3 +142,26 @@ def run_cell(page, cell) -> None:
     cell.locator(".jp-InputArea-editor .cm-content").click()
     page.keyboard.press("Control+Enter")
     wait_idle(page)
+
+
+class Console:
+    """Page errors and console errors seen on one page, less those a test allows."""
+
+    def __init__(self, page, allow: tuple[str, ...] = ()) -> None:
+        self.allow = [re.compile(p) for p in allow]
+        self.errors: list[str] = []
+        page.on("pageerror", lambda error: self._add(f"page error: {error}"))
+        page.on("console", lambda message: message.type == "error" and self._add(f"console error: {message.text}"))
+
+    def _add(self, text: str) -> None:
+        if not any(p.search(text) for p in self.allow):
+            self.errors.append(text)
+
+    def check(self) -> None:
+        if self.errors:
+            pytest.fail("The page reported errors:\n" + "\n".join(self.errors[:20]), pytrace=False)
+
+
+def watch(page, *allow: str) -> Console:
+    """Record ``page``'s errors (for pages a module shares); ``.check()`` fails on any not allowed."""
+    return Console(page, allow)
