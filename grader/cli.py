@@ -281,39 +281,73 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    """Release every lab into a fresh course, autograde the bundled samples, write feedback, grades and the report."""
+# The demo course's own exchange, beside its gradebook, so formgrader on it can release and collect.
+DEMO_EXCHANGE = """
+
+# The demo course (python -m grader demo) has an exchange of its own, beside it.
+import os
+
+c.Exchange.root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exchange")
+"""
+
+# The demo's roster: sample submissions are named for their mistake, learners have names (first, last).
+FIRST_NAMES = ("Ada", "Bilal", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ines", "Jonas", "Kemal", "Lena", "Mateo")
+LAST_NAMES = ("Okafor", "Lindqvist", "Moreau", "Nakamura", "Petrov", "Quispe", "Rossi", "Silva", "Tanaka", "Usman", "Weber")
+
+
+def demo_roster(students: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """A first and last name for each student id, distinct for up to 143 students (13 and 11 share no factor)."""
+    return {
+        student: (FIRST_NAMES[i % len(FIRST_NAMES)], LAST_NAMES[i % len(LAST_NAMES)])
+        for i, student in enumerate(sorted(students))
+    }
+
+
+def build_demo(work: Path, samples: Path, progress=None) -> tuple[object, list]:
+    """A fresh course in ``work``: the repository's labs and quizzes with its configuration and an exchange of its
+    own, each released there, the sample submissions autograded (their students named), feedback, grades, report.
+    Returns the course and the autograde outcomes."""
     import shutil
 
-    from grader.pipeline import (
-        DEFAULT_COURSE,
-        SAMPLE_SUBMISSIONS,
-        Course,
-        format_gradebook,
-    )
+    from grader.pipeline import DEFAULT_COURSE, Course
     from grader.report import write_report
 
-    work = Path(args.work).resolve()
+    work = Path(work).resolve()
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
     shutil.copytree(DEFAULT_COURSE / "source", work / "source")
-    shutil.copy2(DEFAULT_COURSE / "nbgrader_config.py", work / "nbgrader_config.py")
+    config = (DEFAULT_COURSE / "nbgrader_config.py").read_text(encoding="utf-8")
+    (work / "nbgrader_config.py").write_text(config.rstrip("\n") + "\n" + DEMO_EXCHANGE, encoding="utf-8")
+    (work / "exchange").mkdir()
     course = Course(work)
     for path in course.release():
+        course.release_to_exchange(path.name)
         print(f"released {path.name}")
-    pairs = course.collect(SAMPLE_SUBMISSIONS)
-    outcomes = course.autograde(pairs, progress=sys.stderr)
+    pairs = course.collect(samples)
+    course.name_students(demo_roster(sorted({student for student, _ in pairs})))
+    outcomes = course.autograde(pairs, progress=progress)
     for o in outcomes:
         if not o.ok:
             print(f"not graded {o.student}/{o.lab}: {o.message}", file=sys.stderr)
     _, failures = course.feedback(pairs)
     for o in failures:
         print(f"no feedback for {o.student}/{o.lab}: {o.message}", file=sys.stderr)
-    csv = course.export(work / "grades.csv")
-    _, report = write_report(course, work / "report.html")
+    course.export(work / "grades.csv")
+    write_report(course, work / "report.html")
+    return course, outcomes
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Release every lab into a fresh course, autograde the bundled samples, write feedback, grades and the report."""
+    from grader.pipeline import SAMPLE_SUBMISSIONS, format_gradebook
+
+    course, outcomes = build_demo(args.work, SAMPLE_SUBMISSIONS, progress=sys.stderr)
+    work = course.root
     print(format_gradebook(course.gradebook()))
-    print(f"feedback in {work / 'feedback'}; grades in {csv}; cohort report in {report}")
+    print(f"feedback in {work / 'feedback'}; grades in {work / 'grades.csv'}; cohort report in {work / 'report.html'}")
+    jupyter = Path(sys.executable).parent / "jupyter"
+    print(f"formgrader on this course (Nbgrader > Formgrader in JupyterLab): cd {work} && {jupyter} lab")
     return 0 if all(o.ok for o in outcomes) else 1
 
 

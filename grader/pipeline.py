@@ -790,6 +790,13 @@ class Course:
         settings = {name: getattr(plugin, name) for name in sorted(plugin.trait_names(config=True))}
         return f"{type(plugin).__module__}.{type(plugin).__qualname__} {settings!r}"
 
+    def name_students(self, roster: dict[str, tuple[str, str]]) -> None:
+        """Give each student id its (first, last) name in the gradebook, as ``nbgrader db student import`` does
+        (adding the student if the gradebook has none of that id)."""
+        with self.open_gradebook() as gb:
+            for student, (first, last) in roster.items():
+                gb.update_or_create_student(student, first_name=first, last_name=last)
+
     def _name_unnamed(self, students: list[str]) -> None:
         """A student autograde added to the gradebook, whom no roster names, gets their id as last name: formgrader
         shows that instead of "None, None". A roster imported later (``nbgrader db student import``) names them."""
