@@ -16,8 +16,8 @@ from grader.quizzes import quiz
 from .labpage import REPO
 
 DEMO_TIMEOUT = 600  # seconds for the demo to release, grade and report
-# A few of the demo's samples, so the course builds in about a minute: failures in every lab, and in lab 1 full
-# marks beside a near miss (51 of 52).
+# A few of the demo's samples (grading all of them takes minutes): failures in every lab, and in lab 1 full marks
+# beside a near miss (51 of 52).
 SAMPLES = {
     "lab1_error_results": ["solution", "retries_past_the_cap", "retries_business_error"],
     "lab2_scopes_expansion": ["project_beats_local"],
@@ -29,10 +29,10 @@ QUIZ = "quiz01_structured_tool_errors"
 QUIZ_STUDENT = "retries_business_error"
 QUIZ_WRONG = ("q01", "q02")  # the questions the quiz submission answers wrong; the rest it answers right
 
-# `python -m grader demo`, its samples read from the folder given first instead of tests/submissions.
+# What `python -m grader demo` does (grader.cli.build_demo), on the samples in the folder given first.
 DEMO = (
-    "import sys; from pathlib import Path; import grader.pipeline as p; p.SAMPLE_SUBMISSIONS = Path(sys.argv[1]); "
-    "from grader.cli import main; sys.exit(main(['demo', '--work', sys.argv[2]]))"
+    "import sys; from grader.cli import build_demo; _, outcomes = build_demo(sys.argv[2], sys.argv[1]); "
+    "sys.exit(0 if all(o.ok for o in outcomes) else 1)"
 )
 
 
