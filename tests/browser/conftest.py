@@ -82,8 +82,16 @@ class LabServer:
         news = self.home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
         news.parent.mkdir(parents=True)
         news.write_text('{"fetchNews": "false"}')
+        # Every cell rendered at once (JupyterLab windows off-screen cells by default): math typesetting and text
+        # are then on the page without scrolling a long lesson through, screen by screen.
+        tracker = self.home / "settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
+        tracker.parent.mkdir(parents=True)
+        tracker.write_text('{"windowingMode": "none"}')
+        # Not pytest's own variables: ipykernel, seeing PYTEST_CURRENT_TEST, stops showing what a kernel's child
+        # processes write to stderr, and the tests must see exactly what a learner's cell shows.
+        inherited = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}
         env = {
-            **os.environ,
+            **inherited,
             **(env or {}),
             "JUPYTER_RUNTIME_DIR": str(self.home / "runtime"),
             "JUPYTER_CONFIG_DIR": str(self.home / "config"),
@@ -196,3 +204,35 @@ def module_context(browser, browser_context_args):
     context = browser.new_context(**browser_context_args)
     yield context
     context.close()
+
+
+HERE = Path(__file__).parent
+INSTRUCTOR_TESTS = "test_instructor.py"
+
+
+def _instructor(item: pytest.Item) -> bool:
+    return item.path.parent == HERE and item.path.name == INSTRUCTOR_TESTS
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The instructor's pages run after the other browser tests, so that their demo course builds meanwhile
+    (``demo_build``) instead of before them. Tests outside this folder keep their places."""
+    instructor = [item for item in items if _instructor(item)]
+    rest = [item for item in items if not _instructor(item)]
+    after = [i for i, item in enumerate(rest) if item.path.parent == HERE]
+    at = after[-1] + 1 if after else len(rest)
+    items[:] = rest[:at] + instructor + rest[at:]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def demo_build(request, tmp_path_factory):
+    """The instructor tests' demo course, started building with the session's first browser test when those tests
+    are to run; None otherwise."""
+    if not any(_instructor(item) for item in request.session.items):
+        yield None
+        return
+    from .instructor_demo import DemoBuild
+
+    build = DemoBuild(tmp_path_factory.mktemp("demo") / "demo-course", tmp_path_factory.mktemp("samples"))
+    yield build
+    build.stop()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -51,18 +53,37 @@ def quiz_submission(folder: Path) -> None:
     nbformat.write(nb, folder / QUIZ_STUDENT / QUIZ / f"{QUIZ}.ipynb")
 
 
-def build_demo(work: Path, samples: Path) -> Path:
-    """Run the demo into ``work`` on SAMPLES and the quiz submission; fail with its output if it fails."""
-    for lab, students in SAMPLES.items():
-        for student in students:
-            shutil.copytree(SAMPLE_SUBMISSIONS / student / lab, samples / student / lab)
-    quiz_submission(samples)
-    done = subprocess.run(
-        [sys.executable, "-c", DEMO, str(samples), str(work)],
-        cwd=REPO, capture_output=True, text=True, timeout=DEMO_TIMEOUT, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, f"the demo failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return work
+class DemoBuild:
+    """The demo course being built in the background (it takes a while): started early, waited for when needed."""
+
+    def __init__(self, work: Path, samples: Path) -> None:
+        for lab, students in SAMPLES.items():
+            for student in students:
+                shutil.copytree(SAMPLE_SUBMISSIONS / student / lab, samples / student / lab)
+        quiz_submission(samples)
+        self.work = work
+        self.output = samples.parent / f"{samples.name}-demo.log"
+        with self.output.open("wb") as output:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", DEMO, str(samples), str(work)],
+                cwd=REPO, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+
+    def wait(self) -> Path:
+        """The built course; fail with the demo's output if it failed."""
+        try:
+            returncode = self.process.wait(timeout=DEMO_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            returncode = None
+        text = self.output.read_text(errors="replace")
+        assert returncode == 0, f"the demo failed ({returncode}):\n{text[-4000:]}"
+        return self.work
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
 
 
 def gradebook_figures(course: Path) -> dict:

@@ -19,7 +19,6 @@ from . import labpage
 LESSON = "01_structured_tool_errors.ipynb"
 LAB = "lab1_error_results"
 LEARNER_CONFIG = labpage.REPO / "jupyter" / "learner"  # what the learner's install adds to Jupyter's config path
-VALIDATION_TIMEOUT = 120_000  # ms: Validate saves the notebook and runs it in a fresh kernel
 
 
 def released(lab: str) -> nbformat.NotebookNode:
@@ -69,19 +68,6 @@ def switch_to(page, name: str) -> None:
     expect(page.locator("#jp-main-dock-panel .lm-TabBar-tab.lm-mod-current", has_text=name)).to_be_visible()
 
 
-def test_an_assignment_has_validate_and_it_works(page, instructor_lab):
-    instructor_lab.login(page)
-    labpage.open_notebook(page, instructor_lab, f"{LAB}.ipynb")
-    expect(validate_button(page)).to_be_visible()
-    expect(create_assignment_tab(page)).to_have_count(1)
-    validate_button(page).click()
-    dialog = page.locator(".jp-Dialog")
-    expect(dialog.locator(".jp-Dialog-header")).to_have_text(re.compile("Validation Results"), timeout=VALIDATION_TIMEOUT)
-    labpage.shot(page, "course_ui_validate_released_lab")
-    dialog.locator(".jp-Dialog-footer button").last.click()
-    expect(dialog).to_have_count(0)
-
-
 def test_a_lesson_has_neither_until_an_instructor_makes_it_an_assignment(page, instructor_lab):
     """The tools follow the notebook in front. Nbgrader > Create assignment still opens the sidebar on any notebook,
     since making an assignment starts there; once a cell is marked, the notebook is an assignment and has Validate."""
@@ -90,6 +76,7 @@ def test_a_lesson_has_neither_until_an_instructor_makes_it_an_assignment(page, i
     expect(validate_button(page)).to_be_hidden()
     expect(create_assignment_tab(page)).to_have_count(0)
     labpage.shot(page, "course_ui_lesson")
+    # (That Validate works on an assignment is tests/browser/test_labs.py's: it validates every lab.)
     open_in_file_browser(page, f"{LAB}.ipynb")
     expect(validate_button(page)).to_be_visible()
     expect(create_assignment_tab(page)).to_have_count(1)

@@ -20,7 +20,6 @@ from .instructor_demo import (
     QUIZ,
     QUIZ_STUDENT,
     QUIZ_WRONG,
-    build_demo,
     gradebook_figures,
 )
 from .labpage import REPO, shot, watch
@@ -66,8 +65,8 @@ SCORE = re.compile(r"^\s*([\d.]+)\s*/\s*([\d.]+)\s*$")
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> Path:
-    return build_demo(tmp_path_factory.mktemp("demo") / "demo-course", tmp_path_factory.mktemp("samples"))
+def demo(demo_build) -> Path:
+    return demo_build.wait()
 
 
 @pytest.fixture(scope="module")
