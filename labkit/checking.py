@@ -13,10 +13,12 @@ for ("retries business errors"), for the cohort report.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -29,6 +31,19 @@ from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT
 def result_text(result: dict[str, Any]) -> str:
     """All text content of a result, joined by newlines."""
     return "\n".join(block.get("text", "") for block in result.get("content") or [] if isinstance(block, dict))
+
+
+@contextmanager
+def logger_level(name: str, level: int) -> Iterator[None]:
+    """Raise logger ``name`` to ``level`` for the duration: for SDK log lines a verdict already says in words,
+    which in a notebook would show as a stderr box under it."""
+    log = logging.getLogger(name)
+    before = log.level
+    log.setLevel(level)
+    try:
+        yield
+    finally:
+        log.setLevel(before)
 
 
 class CheckFailed(AssertionError):

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from labkit.checking import CheckResult, exception_words, run_check
+from labkit.checking import CheckResult, exception_words, logger_level, run_check
 from labkit.checks import visible_checks
 
 
@@ -69,19 +69,6 @@ def _environ(name: str, value: str):
             os.environ[name] = before
 
 
-@contextmanager
-def _quiet(logger: str):
-    """Keep a logger silent during a check: the SDK logs what the learner's server raised, and the verdict
-    already says it, so it would only add a stderr box under the verdict."""
-    log = logging.getLogger(logger)
-    before = log.level
-    log.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        log.setLevel(before)
-
-
 class Lab:
     def __init__(self, name: str) -> None:
         self.name = name
@@ -98,7 +85,7 @@ class Lab:
             with (
                 tempfile.TemporaryDirectory(prefix="lab-state-") as state,
                 _environ("LAB_STATE_DIR", state),
-                _quiet("mcp"),
+                logger_level("mcp", logging.CRITICAL),  # the SDK logs what the learner's server raised
                 connect(build_server(self.name, namespace), timeout=10) as host,
             ):
                 host.state_dir = Path(state)

@@ -33,6 +33,7 @@ from labkit.checking import (
     describe,
     expect,
     expect_hints,
+    logger_level,
     structured,
 )
 from servers.learner_host.kit_lab3 import CATALOG_URI, RUNBOOK_TEMPLATE
@@ -192,13 +193,8 @@ def expect_runbook(host, runbook_id: str, want: dict[str, Any], when: str = "") 
 def refusals_unlogged() -> Iterator[None]:
     """The SDK's server logs every read it refuses; in the notebook, where the server runs in the kernel, that
     would print a line per unknown id a check reads, before the check's verdict."""
-    logger = logging.getLogger("mcp.server.mcpserver.server")
-    before = logger.level
-    logger.setLevel(logging.WARNING)
-    try:
+    with logger_level("mcp.server.mcpserver.server", logging.WARNING):
         yield
-    finally:
-        logger.setLevel(before)
 
 
 def expect_no_runbook(host, runbook_id: str, when: str = "") -> None:

@@ -35,6 +35,7 @@ from labkit.checking import (
     CheckRegistry,
     expect,
     expect_hints,
+    logger_level,
     result_text,
     structured,
 )
@@ -333,13 +334,8 @@ def same_answers(host, found: Gate) -> None:
 @contextmanager
 def unlisted_call():
     """The MCP client warns on stderr when it calls a tool the server does not list; here that is the point, so it keeps quiet."""
-    log = logging.getLogger("client")  # the SDK client session's logger
-    before = log.level
-    log.setLevel(logging.ERROR)
-    try:
+    with logger_level("client", logging.ERROR):  # the SDK client session's logger
         yield
-    finally:
-        log.setLevel(before)
 
 
 def expect_not_callable(host, tool: str, arguments: dict[str, Any]) -> None:

@@ -65,6 +65,18 @@ def wait_all_run(page, timeout: float = RUN_TIMEOUT) -> None:
         raise AssertionError(f"Run All did not reach every code cell within {timeout} s; prompts: {prompts(page)}") from error
 
 
+def finish_run(page, screenshot: str) -> None:
+    """After Run All: wait for every cell, record on ``page.ran`` why not (None when all ran), and take a screenshot.
+
+    A fixture calls this, so that one notebook that does not finish fails the test that asserts it ran, not all."""
+    try:
+        wait_all_run(page)
+        page.ran = None
+    except AssertionError as error:
+        page.ran = str(error)
+    shot(page, screenshot)
+
+
 def prompts(page) -> list[str]:
     """Every code cell's prompt, e.g. ['[1]:', '[2]:', '[ ]:']."""
     return page.eval_on_selector_all(

@@ -122,12 +122,7 @@ def blank(request, course, labs_lab, logged_in):
     path, page.nb = learner_copy(course, request.param, "blank")
     labpage.open_notebook(page, labs_lab, path)
     labpage.run_all(page)
-    try:
-        labpage.wait_all_run(page)
-        page.ran = None
-    except AssertionError as error:
-        page.ran = str(error)
-    labpage.shot(page, f"{request.param}_blank")
+    labpage.finish_run(page, f"{request.param}_blank")
     yield page
     page.close()
     labs_lab.shut_down_kernels(path)

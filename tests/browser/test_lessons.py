@@ -62,12 +62,7 @@ def lesson(request, lessons_lab, started):
         except PlaywrightError:  # the following lesson's own tests say what went wrong, when they start it again
             pages.pop(following).close()
     page = pages.pop(request.param)
-    try:
-        labpage.wait_all_run(page)
-        page.ran = None
-    except AssertionError as error:
-        page.ran = str(error)
-    labpage.shot(page, f"lesson_{page.name}")
+    labpage.finish_run(page, f"lesson_{page.name}")
     yield page
     page.close()
     lessons_lab.shut_down_kernels(page.path)

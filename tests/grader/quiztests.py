@@ -6,6 +6,10 @@
 
 from __future__ import annotations
 
+import copy
+
+import nbformat
+
 from grader.quizzes.model import Question, Quiz
 
 EXPLAINED = "Because the exam guide says so"  # every explanation of the sample starts with it
@@ -34,3 +38,13 @@ def sample_quiz(name: str) -> Quiz:
 
 
 QUIZ = sample_quiz("quiz01_structured_tool_errors")
+
+
+def answered(nb: nbformat.NotebookNode, letters: dict[str, str]) -> nbformat.NotebookNode:
+    """The released notebook with these letters written in, as a learner writes them."""
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in letters:
+            cell.source = f'answer("{grade_id}", "{letters[grade_id]}")'
+    return nb

@@ -8,7 +8,6 @@ gradebook, never from the template.
 
 from __future__ import annotations
 
-import copy
 import re
 import shutil
 from pathlib import Path
@@ -17,6 +16,7 @@ import nbformat
 import pytest
 from bs4 import BeautifulSoup
 from coursetests import expected_failed, new_course
+from quiztests import answered
 
 from grader.course import graded_cells
 from grader.feedback import FAILED, PARTLY, PASSED, UNSCORED, FeedbackView, status
@@ -30,15 +30,6 @@ QUIZ_WRONG = {"q02", "q05"}
 CHROMIUM = Path("/usr/bin/chromium")
 
 
-def quiz_answers(nb, letters: dict[str, str]):
-    nb = copy.deepcopy(nb)
-    for cell in nb.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id in letters:
-            cell.source = f'answer("{grade_id}", "{letters[grade_id]}")'
-    return nb
-
-
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     root = tmp_path_factory.mktemp("feedback")
@@ -50,7 +41,7 @@ def course(tmp_path_factory):
     released = nbformat.read(course.root / "release" / QUIZ / f"{QUIZ}.ipynb", as_version=4)
     letters = {q.id: ("ABCD"[("ABCD".index(q.answer) + 1) % 4] if q.id in QUIZ_WRONG else q.answer) for q in quiz(QUIZ).questions}
     (subs / "ann" / QUIZ).mkdir(parents=True)
-    nbformat.write(quiz_answers(released, letters), subs / "ann" / QUIZ / f"{QUIZ}.ipynb")
+    nbformat.write(answered(released, letters), subs / "ann" / QUIZ / f"{QUIZ}.ipynb")
     pairs = course.collect(subs)
     assert all(o.ok for o in course.autograde(pairs, jobs=2))
     _, failures = course.feedback(pairs)

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from coursetests import page_text, run_cli
-from quiztests import EXPLAINED
+from quiztests import EXPLAINED, answered
 
 from grader.course import (
     ClearSolutionsToStartingCode,
@@ -57,16 +57,6 @@ def handed_out(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     step = ClearSolutionsToStartingCode()
     for index, cell in enumerate(nb.cells):
         nb.cells[index], _ = step.preprocess_cell(cell, {"language": "python"}, index)
-    return nb
-
-
-def answered(nb: nbformat.NotebookNode, letters: dict[str, str]) -> nbformat.NotebookNode:
-    """The released notebook with these letters written in, as a learner writes them."""
-    nb = copy.deepcopy(nb)
-    for cell in nb.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id in letters:
-            cell.source = f'answer("{grade_id}", "{letters[grade_id]}")'
     return nb
 
 
