@@ -215,13 +215,17 @@ def _instructor(item: pytest.Item) -> bool:
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The instructor's pages run after the other browser tests, so that their demo course builds meanwhile
-    (``demo_build``) instead of before them. Tests outside this folder keep their places."""
+    """The browser tests run last, after every other test of the session, and the instructor's pages last of them.
+
+    pytest-playwright's ``playwright`` fixture lives for the whole session, and while it does Playwright's event
+    loop counts as running in this thread: a later test that runs its own loop (anyio, or Playwright's sync API)
+    would fail with "Cannot run the event loop while another loop is running". The instructor's pages come last so
+    that their demo course builds (``demo_build``) while the other browser tests run.
+    """
+    browser = [item for item in items if HERE in item.path.parents and not _instructor(item)]
     instructor = [item for item in items if _instructor(item)]
-    rest = [item for item in items if not _instructor(item)]
-    after = [i for i, item in enumerate(rest) if item.path.parent == HERE]
-    at = after[-1] + 1 if after else len(rest)
-    items[:] = rest[:at] + instructor + rest[at:]
+    rest = [item for item in items if HERE not in item.path.parents]
+    items[:] = rest + browser + instructor
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,0 +1,28 @@
+"""The browser suite runs after every other test: its Playwright session would break later tests' event loops."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def collected(*paths: str) -> list[str]:
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *paths],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    return [line for line in run.stdout.splitlines() if "::" in line]
+
+
+def test_browser_tests_come_after_the_tests_named_after_them_and_the_instructors_pages_last():
+    items = collected("tests/browser", "tests/servers/test_toolkit.py", "tests/grader/test_feedback.py")
+    in_browser = [i for i, item in enumerate(items) if item.startswith("tests/browser/")]
+    others = [i for i, item in enumerate(items) if not item.startswith("tests/browser/")]
+    assert in_browser and others
+    assert max(others) < min(in_browser), "a test outside tests/browser runs after a browser test"
+    instructor = [i for i, item in enumerate(items) if item.startswith("tests/browser/test_instructor.py")]
+    assert instructor and min(instructor) > max(set(in_browser) - set(instructor))
