@@ -10,8 +10,8 @@ are kept for what the spec reserves them for, an unknown tool
 
 from __future__ import annotations
 
+import functools
 import logging
-import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,6 +21,7 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
+from mcp.shared.uri_template import UriTemplate
 from pydantic import BaseModel, ValidationError
 
 log = logging.getLogger("servers")
@@ -74,11 +75,20 @@ class TemplateSpec:
     read: Callable[[dict[str, str]], str | None]  # None: no such resource
     mime_type: str = "application/json"
 
-    @property
-    def pattern(self) -> re.Pattern[str]:
-        parts = re.split(r"\{(\w+)\}", self.uri_template)
-        regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>[^/]+)" for i, p in enumerate(parts))
-        return re.compile(f"^{regex}$")
+    @functools.cached_property
+    def template(self) -> UriTemplate:
+        """The template parsed by the SDK (RFC 6570), which matches URIs and percent-decodes what it captures."""
+        return UriTemplate.parse(self.uri_template)
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        """The template's variables read from ``uri``, or None when the URI is not one of this family's.
+
+        Each variable must be a non-empty single value: ``issues/`` names no issue.
+        """
+        found = self.template.match(uri)
+        if found is None or not all(isinstance(value, str) and value for value in found.values()):
+            return None
+        return found  # type: ignore[return-value]
 
     def to_template(self) -> types.ResourceTemplate:
         return types.ResourceTemplate(
@@ -175,9 +185,9 @@ def build_server(
             text = await anyio.to_thread.run_sync(spec.read, abandon_on_cancel=True)
             return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=spec.mime_type, text=text)])
         for template in templates:
-            match = template.pattern.match(uri)
-            if match:
-                text = await anyio.to_thread.run_sync(template.read, match.groupdict(), abandon_on_cancel=True)
+            match = template.match(uri)
+            if match is not None:
+                text = await anyio.to_thread.run_sync(template.read, match, abandon_on_cancel=True)
                 if text is not None:
                     contents = types.TextResourceContents(uri=uri, mime_type=template.mime_type, text=text)
                     return types.ReadResourceResult(contents=[contents])

@@ -169,6 +169,16 @@ async def test_reading_a_template_match_fills_in_every_variable_and_echoes_the_u
     assert second["contents"][0]["text"] == "milk, eggs"
 
 
+def test_a_template_matches_through_the_sdks_rfc_6570_parser_decoding_what_it_captures() -> None:
+    template = TemplateSpec("notes://folders/{folder}/{name}", "note", "One note.", lambda v: None)
+
+    assert template.match("notes://folders/work/standup") == {"folder": "work", "name": "standup"}
+    assert template.match("notes://folders/my%20work/stand%2Fup") == {"folder": "my work", "name": "stand/up"}
+    assert template.match("notes://folders/work/standup/extra") is None
+    assert template.match("notes://folders//standup") is None  # an empty variable names nothing
+    assert template.match("other://folders/work/standup") is None
+
+
 def test_a_template_uri_with_no_such_item_is_resource_not_found_naming_the_uri() -> None:
     uri = "notes://folders/inbox/no-such-note"
 
