@@ -353,19 +353,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_check_server(args: argparse.Namespace) -> int:
     """Check one server (a stdio command or a URL) against the pre-launch rules; print the table, the checklist or JSON."""
-    from grader.server_check import (
-        FAIL,
-        CheckInputError,
-        check_server,
-        check_url,
-        checklist,
-        checklist_table,
-        command_params,
-        load_samples,
-        mcp_json_params,
-        parse_headers,
-        parse_names,
-    )
+    from grader.checker.checklist import FAIL, checklist, checklist_table
+    from grader.checker.connect import command_params, mcp_json_params
+    from grader.checker.findings import CheckInputError, load_samples, parse_names
+    from grader.checker.http_rules import parse_headers
+    from grader.server_check import check_server, check_url
 
     if args.burst is not None and args.burst < 1:
         raise UsageError("--burst counts requests: give a whole number from 1.")

@@ -1,7 +1,7 @@
 """Lab 4's checks: its visible checks (``labkit.checks.lab4_server_integration``) and the hidden ones.
 
 The hidden checks test the same skills on cases the notebook does not show, judged by the course's
-reference pieces: the server checker's rules (``grader.server_check``) and the blog itself, whose
+reference pieces: the server checker's rules (``grader.checker``) and the blog itself, whose
 answers a fixed server must still give. Each runs behind the visible gate (the flawed server's
 answers to the lab's own questions), so a fix that changes an answer earns nothing here either.
 
@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from grader.server_check import check_annotations, check_description
+from grader.checker.description_rules import check_description
+from grader.checker.tool_rules import check_annotations
 from grader.taxonomy import is_empty_success
 from labkit.checking import CheckRegistry, expect, structured
 from labkit.checks import lab4_server_integration as visible

@@ -1,0 +1,1 @@
+"""Tests of ``grader.checker``, one module per rule family."""
