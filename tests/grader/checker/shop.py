@@ -1,4 +1,4 @@
-"""The small servers the checker's tests run against, in memory, and the helpers that read their reports."""
+"""The small servers the checker's tests run against, in memory, and the functions that read their reports."""
 
 from __future__ import annotations
 
