@@ -137,7 +137,7 @@ server.run()
 
 def sandboxed_first_result_seconds(code: str, lab: str) -> float:
     """A learner host as grading starts it (supervisor, sandbox, limits), from asking for it to its first tool result."""
-    from grader.grading import Hosts, Limits
+    from grader.engine.grading import Hosts, Limits
 
     with tempfile.TemporaryDirectory(prefix="bench-host-") as scratch:
         scratch = Path(scratch)
@@ -155,7 +155,7 @@ def sandboxed_first_result_seconds(code: str, lab: str) -> float:
 
 def host_figures(work: Path, rounds: int = 5) -> dict[str, float]:
     from grader.notebook import answer_code, read_notebook
-    from servers.learner_host import forkserver
+    from grader.engine import forkserver
 
     lab = "lab1_error_results"
     answers = answer_code(read_notebook(SAMPLE_SUBMISSIONS / "solution" / lab / f"{lab}.ipynb"))
@@ -187,7 +187,7 @@ def host_figures(work: Path, rounds: int = 5) -> dict[str, float]:
 
 def cpu_seconds() -> float:
     """CPU time of this process, its children, and the hosts its fork server forked (and that have ended)."""
-    from servers.learner_host import forkserver
+    from grader.engine import forkserver
 
     warm = forkserver.shared()
     own = sum(
@@ -198,7 +198,7 @@ def cpu_seconds() -> float:
 
 def cpu_per_lab() -> dict[str, float]:
     """CPU seconds (this process, the learner hosts and the servers it starts) for one lab's checks on its solution."""
-    from grader.grading import grade_code
+    from grader.engine.grading import grade_code
     from grader.labs import LAB_MODULES
     from grader.notebook import answer_code, read_notebook
 

@@ -174,7 +174,7 @@ def positive_seconds(text: str) -> float:
 
 
 def cmd_autograde(args: argparse.Namespace) -> int:
-    from grader.batch import SchedulerUnavailable
+    from grader.engine.batch import SchedulerUnavailable
     from grader.pipeline import format_gradebook, format_not_graded
 
     course = _course(args)

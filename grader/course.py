@@ -35,7 +35,7 @@ from traitlets import Bool, Float, Unicode
 from traitlets.config import Config
 
 from grader.feedback import configure_feedback
-from grader.grading import CALL_TIMEOUT_SECONDS, grade_code
+from grader.engine.grading import CALL_TIMEOUT_SECONDS, grade_code
 from grader.labs import LAB_MODULES, lab_checks
 from grader.notebook import answer_code
 from grader.quizzes import UnknownQuiz, is_quiz, quiz
@@ -100,13 +100,13 @@ class TrustedChecks(NbGraderPreprocessor):
         False, help="Run learner code only with every protection of the sandbox (own user, own file-system view, no network, hidden processes)."
     ).tag(config=True)
     results_dir = Unicode(
-        "", help="Folder of check results graded ahead (grader.batch.ResultStore); empty: always run the checks here."
+        "", help="Folder of check results graded ahead (grader.engine.batch.ResultStore); empty: always run the checks here."
     ).tag(config=True)
     course_root = Unicode("", help="The course folder, which no verdict may show (it is shown as <course>).").tag(config=True)
 
     def results(self, lab: str, student: str, code: str, names: list[str]) -> dict[str, CheckResult]:
         """The checks' results: stored ones when a batch graded this very code ahead, else graded now."""
-        from grader.batch import ResultStore, result_key
+        from grader.engine.batch import ResultStore, result_key
 
         store = ResultStore(self.results_dir) if self.results_dir else None
         key = result_key(lab, code, self.call_timeout)

@@ -34,7 +34,7 @@ from typing import TextIO
 from traitlets.config import Config
 
 from grader.course import configure
-from grader.grading import grade_code
+from grader.engine.grading import grade_code
 from grader.labs import LAB_MODULES, UnknownLab
 from grader.notebook import NotANotebook, answer_code, read_notebook
 from grader.quizzes import QUIZ_MODULES, UnknownQuiz, is_quiz
@@ -72,7 +72,7 @@ class Outcome:
     listed: bool = True
 
 
-NOT_GRADED = "not_graded.json"  # under the course's grading store (grader.batch.STORE)
+NOT_GRADED = "not_graded.json"  # under the course's grading store (grader.engine.batch.STORE)
 UNFINISHED = (
     "its autograde did not finish, so the gradebook holds it without scores (the run was stopped?). "
     "Autograde it again."
@@ -167,7 +167,7 @@ class Course:
     def nbgrader_config(self, call_timeout: float | None = None, require_sandbox: bool = False) -> Config:
         """The course's configuration, and on top of it only what the engine needs: its steps
         (``grader.course.configure``), where batch results are kept, and the limits of this run."""
-        from grader.batch import ResultStore
+        from grader.engine.batch import ResultStore
 
         config = self.settings.copy()
         configure(config)
@@ -570,7 +570,7 @@ class Course:
 
     @property
     def _copies(self) -> Path:
-        from grader.batch import STORE
+        from grader.engine.batch import STORE
 
         return self.root / STORE / COPIED
 
@@ -591,7 +591,7 @@ class Course:
 
     @property
     def _incoming(self) -> Path:
-        from grader.batch import STORE
+        from grader.engine.batch import STORE
 
         return self.root / STORE / "incoming"
 
@@ -651,13 +651,13 @@ class Course:
         call_timeout: float | None = None,
         require_sandbox: bool = False,
     ) -> list[Outcome]:
-        """Grade the pairs: the checks in parallel (``grader.batch``), then nbgrader records each one.
+        """Grade the pairs: the checks in parallel (``grader.engine.batch``), then nbgrader records each one.
 
         ``require_sandbox``: refuse to start (a PipelineError naming what is missing) unless learner code gets
         every protection of the sandbox here; without it, a missing protection is named on ``progress`` first.
 
         ``call_timeout``: seconds one call into a learner's code may take (default
-        ``grader.grading.CALL_TIMEOUT_SECONDS``); the batch workers and nbgrader's recording both use it.
+        ``grader.engine.grading.CALL_TIMEOUT_SECONDS``); the batch workers and nbgrader's recording both use it.
 
         ``jobs`` worker processes (default: the number of cores), or the Dask cluster at ``scheduler``;
         ``progress``: where to write progress lines (None: nowhere). A rerun after a kill grades only
@@ -665,7 +665,7 @@ class Course:
         holds stops the others: what cannot be graded is an outcome that says why (and is listed as not
         graded, ``not_graded()``).
         """
-        from grader.batch import (
+        from grader.engine.batch import (
             NotGraded,
             Progress,
             ResultStore,
@@ -673,7 +673,7 @@ class Course:
             grade_all,
             maybe_kill,
         )
-        from grader.grading import isolation_warning
+        from grader.engine.grading import isolation_warning
 
         if require_sandbox:
             self.require_sandbox()
@@ -812,7 +812,7 @@ class Course:
 
     @property
     def not_graded_path(self) -> Path:
-        from grader.batch import STORE
+        from grader.engine.batch import STORE
 
         return self.root / STORE / NOT_GRADED
 
@@ -866,7 +866,7 @@ class Course:
         """Take out what the gradebook and the course folders hold for submissions that are not graded now."""
         from nbgrader.api import MissingEntry
 
-        from grader.batch import ResultStore
+        from grader.engine.batch import ResultStore
 
         if not pairs:
             return
@@ -911,7 +911,7 @@ class Course:
     @staticmethod
     def require_sandbox() -> None:
         """Refuse (a PipelineError naming what is missing) unless learner code gets every protection here."""
-        from grader.grading import SandboxUnavailable, require_full_isolation
+        from grader.engine.grading import SandboxUnavailable, require_full_isolation
 
         try:
             require_full_isolation()

@@ -31,9 +31,6 @@ LEARNER_MODULES = {
         "kit_lab2",
         "kit_lab3",
         "kit_lab4",
-        "sandbox",
-        "supervisor",
-        "forkserver",
     ],
     "servers.support_desk": ["__init__", "kit", "tools", "world"],
 }

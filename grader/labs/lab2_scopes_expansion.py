@@ -395,7 +395,7 @@ def authored_sources(host) -> dict[str, dict[str, Any]]:
 def config_servers_start_for_real(host) -> None:
     # What the learner configured runs sandboxed, like their answer code: the command line and
     # environment are theirs (a "-c" argument or a PYTHONPATH would otherwise run code as the grader).
-    from grader.grading import sandboxed
+    from grader.engine.grading import sandboxed
 
     env = {variable: "test-token" for variable in [SCENARIO["tracker_token_variable"]]}
     resolved = resolve_sources(authored_sources(host), env, project=REPO)

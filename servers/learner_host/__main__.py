@@ -14,7 +14,7 @@ parser.add_argument("--code", required=True, type=Path, help="A Python file hold
 parser.add_argument(
     "--sandbox",
     action="store_true",
-    help="Lock the host down before the answer cells run (grading does): see servers/learner_host/sandbox.py.",
+    help="Lock the host down before the answer cells run (grading does): see grader/engine/sandbox.py.",
 )
 parser.add_argument(
     "--cell-seconds",
@@ -25,7 +25,7 @@ parser.add_argument(
 options = parser.parse_args()
 code = options.code.read_text(encoding="utf-8")
 if options.sandbox:
-    from servers.learner_host import sandbox
+    from grader.engine import sandbox
 
     sandbox.prepare(options.lab)
     lockdown = sandbox.lock_down(options.cell_seconds)

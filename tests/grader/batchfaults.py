@@ -1,4 +1,4 @@
-"""A stand-in for ``grader.batch.grade_task`` that fails the ways a grading can fail in the grader.
+"""A stand-in for ``grader.engine.batch.grade_task`` that fails the ways a grading can fail in the grader.
 
 It lives in a module of its own so that the batch's worker processes can import it by name. The answer
 code says what it does: ``die`` ends the worker process at once (as the kernel's OOM killer would),

@@ -20,7 +20,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from grader.batch import KILL_AFTER, STORE
+from grader.engine.batch import KILL_AFTER, STORE
 from grader.course import COURSE_ID, graded_cells
 from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course
 

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from grader.batch import Progress, ResultStore, Task, grade_all, result_key
+from grader.engine.batch import Progress, ResultStore, Task, grade_all, result_key
 from grader.notebook import answer_code, read_notebook
 from grader.pipeline import SAMPLE_SUBMISSIONS
 from labkit.checking import CheckResult
@@ -31,7 +31,7 @@ def test_the_key_changes_with_the_code_and_the_lab() -> None:
 
 
 def test_the_key_changes_with_a_call_timeout_other_than_the_default() -> None:
-    from grader.grading import CALL_TIMEOUT_SECONDS
+    from grader.engine.grading import CALL_TIMEOUT_SECONDS
 
     assert result_key(LAB, "a = 1", 1.0) != result_key(LAB, "a = 1")
     assert result_key(LAB, "a = 1", CALL_TIMEOUT_SECONDS) == result_key(LAB, "a = 1", None) == result_key(LAB, "a = 1")
@@ -151,7 +151,7 @@ def test_a_dask_cluster_of_two_workers_gives_the_same_results_as_one_job(one_job
 
 def test_an_unreachable_scheduler_is_refused_with_what_to_do(tmp_path) -> None:
     pytest.importorskip("dask.distributed", reason="the optional Dask extra is not installed")
-    from grader.batch import SchedulerUnavailable
+    from grader.engine.batch import SchedulerUnavailable
 
     with pytest.raises(SchedulerUnavailable, match=r"Cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9.*leave out --scheduler"):
         grade_all([Task("ana", LAB, "x = 1")], ResultStore(tmp_path), scheduler="tcp://127.0.0.1:9")
@@ -160,7 +160,7 @@ def test_an_unreachable_scheduler_is_refused_with_what_to_do(tmp_path) -> None:
 @pytest.mark.parametrize("changed", ["grader/labs/lab1_error_results.py", "labkit/checks/lab1_error_results.py", "servers/learner_host/host.py"])
 def test_a_change_to_any_checks_code_invalidates_stored_results(tmp_path, monkeypatch, changed) -> None:
     """The key of a stored result covers the hidden checks (grader), the visible ones (labkit) and the host (servers)."""
-    from grader import batch
+    from grader.engine import batch
 
     for folder in ("grader", "labkit", "servers"):
         shutil.copytree(batch.PACKAGE_ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))

@@ -27,7 +27,7 @@ import pytest
 from coursetests import MATRIX, copy_samples, expected_failed, new_course, page_text
 from nbgrader.api import Gradebook
 
-from grader.batch import NotGraded, Progress, ResultStore, Task, grade_all
+from grader.engine.batch import NotGraded, Progress, ResultStore, Task, grade_all
 from grader.course import COURSE_ID, graded_cells
 from grader.labs import lab_checks
 from grader.notebook import is_answer_cell

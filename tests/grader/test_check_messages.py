@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 from grader.course import TrustedChecks
-from grader.grading import grade_code
+from grader.engine.grading import grade_code
 from grader.notebook import answer_code, read_notebook
 from grader.pipeline import SAMPLE_SUBMISSIONS
 from labkit.checking import MESSAGE_LIMIT, Check, CheckFailed, CheckResult, run_check

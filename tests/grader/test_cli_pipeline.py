@@ -174,7 +174,7 @@ def test_a_corrupt_gradebook_stops_every_command_with_what_to_do_and_keeps_what_
 
 
 def test_with_the_sandbox_required_autograde_grades_where_every_protection_is_in_place(tmp_path, capfd):
-    from grader.grading import isolation
+    from grader.engine.grading import isolation
 
     if isolation()["missing"]:
         pytest.skip("this machine does not give learner code every protection (run the tests as root on Linux)")
@@ -187,7 +187,7 @@ def test_with_the_sandbox_required_autograde_grades_where_every_protection_is_in
 
 
 def test_with_a_protection_missing_autograde_warns_first_or_refuses_when_the_sandbox_is_required(batch, tmp_path, capfd, monkeypatch):
-    from grader import grading
+    from grader.engine import grading
 
     monkeypatch.setattr(grading, "_isolation", {"protections": ["user", "files"], "missing": ["network", "processes"], "fallbacks": []})
     course, subs, _ = batch

@@ -35,7 +35,7 @@ def readme_commands() -> set[str]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """(command line, exit code, stdout, stderr) of each command, in the order a week runs them."""
-    from grader.grading import isolation
+    from grader.engine.grading import isolation
 
     root = tmp_path_factory.mktemp("readme")
     exchange = root / "exchange"

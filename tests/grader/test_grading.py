@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.grading import grade_code, sandboxed
+from grader.engine.grading import grade_code, sandboxed
 from grader.notebook import answer_code, read_notebook
 
 LAB = "lab1_error_results"
@@ -130,7 +130,7 @@ def test_a_configured_pythonpath_cannot_slip_code_into_the_grader(tmp_path: Path
 
 
 def test_where_the_fork_server_cannot_start_hosts_start_as_new_programs(monkeypatch, capsys):
-    from servers.learner_host import forkserver
+    from grader.engine import forkserver
 
     def refuse(self):
         raise OSError("no fork server on this machine")

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from grader.grading import COURSE, grade_code
+from grader.engine.grading import COURSE, grade_code
 from grader.notebook import answer_code, read_notebook
 
 LAB = "lab1_error_results"
@@ -213,7 +213,7 @@ def test_answer_cells_that_crash_the_host_as_it_starts_fail_every_check_with_the
 def test_after_one_hung_call_later_calls_of_the_submission_get_a_short_timeout() -> None:
     # Three checks call get_order, which loops: the first waits the full timeout (8 s), each later
     # one HUNG_CALL_TIMEOUT_SECONDS (2 s); waiting the full timeout three times would take over 24 s.
-    from grader.grading import HUNG_CALL_TIMEOUT_SECONDS
+    from grader.engine.grading import HUNG_CALL_TIMEOUT_SECONDS
     from labkit.checking import TIMED_OUT
 
     names = ["desk_not_found", "desk_validation", "desk_success"]

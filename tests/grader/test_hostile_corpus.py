@@ -33,7 +33,7 @@ from nbgrader.api import Gradebook
 from grader.course import COURSE_ID, graded_cells
 from grader.labs import lab_checks
 from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course, Outcome
-from servers.learner_host import supervisor
+from grader.engine import supervisor
 
 import secretsnearby
 from coursetests import page_text

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.grading import HOST_FILES, grade_code
+from grader.engine.grading import HOST_FILES, grade_code
 from grader.notebook import answer_code, read_notebook
 
 import secretsnearby
@@ -143,11 +143,11 @@ def found():
 
 
 def test_the_warm_host_imports_nothing_but_the_files_its_view_shows():
-    """The fork server's interpreter (and so every host forked from it) loads no module of the grader, and
-    every course module it loads is among the files the host's view shows."""
+    """The fork server's interpreter (and so every host forked from it) loads no module of the grader but the
+    engine's own that run in the host, and every course module it loads is among the files the host's view shows."""
     probe = (
         "import sys, json\n"
-        "from servers.learner_host import forkserver\n"
+        "from grader.engine import forkserver\n"
         "forkserver.warm()\n"
         "print(json.dumps({name: getattr(module, '__file__', None) for name, module in sys.modules.items()}))\n"
     )
@@ -156,7 +156,9 @@ def test_the_warm_host_imports_nothing_but_the_files_its_view_shows():
     import json
 
     modules = json.loads(out.stdout)
-    assert not [name for name in modules if name == "grader" or name.startswith("grader.")]
+    engine_in_host = {"grader", "grader.engine", "grader.engine.forkserver", "grader.engine.sandbox", "grader.engine.supervisor"}
+    assert [name for name in modules if name == "grader" or name.startswith("grader.")]
+    assert not [name for name in modules if (name == "grader" or name.startswith("grader.")) and name not in engine_in_host]
     shown = [REPO / path for path in HOST_FILES]
     libraries = Path(sys.prefix).resolve()  # the environment may live inside the repository (.venv)
     course_files = [
@@ -180,13 +182,13 @@ def test_the_kits_credential_names_are_the_reference_models():
 
 @as_root
 def test_on_this_machine_as_root_every_protection_is_in_place():
-    from grader import grading
+    from grader.engine import grading
 
     assert grading.isolation()["missing"] == [] and grading.isolation_warning() is None
 
 
 def test_with_a_protection_missing_grading_that_requires_them_refuses_and_says_what_is_missing(monkeypatch):
-    from grader import grading
+    from grader.engine import grading
 
     monkeypatch.setattr(grading, "_isolation", {"protections": ["user"], "missing": ["files", "network", "processes"], "fallbacks": []})
     with pytest.raises(grading.SandboxUnavailable) as refused:

@@ -616,7 +616,7 @@ def test_a_property_check_gives_the_same_smallest_case_on_every_run() -> None:
 
 GRADE_IN_THIS_FOLDER = """
 import json, sys
-from grader.grading import grade_code
+from grader.engine.grading import grade_code
 results = grade_code(sys.argv[1], open(sys.argv[2], encoding="utf-8").read(), json.loads(sys.argv[3]))
 print(json.dumps({r.name: r.passed for r in results}))
 """

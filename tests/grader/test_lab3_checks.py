@@ -38,7 +38,7 @@ from labtests import (
     mutate,
 )
 
-from grader.grading import grade_code
+from grader.engine.grading import grade_code
 from grader.labs import lab3_tools_resources as grading
 from grader.labs.lab3_tools_resources import ORDER, checks
 from grader.notebook import answer_code, read_notebook

@@ -26,7 +26,7 @@ from labtests import (
 )
 
 from grader.course import starting_code
-from grader.grading import grade_code
+from grader.engine.grading import grade_code
 from grader.labs import lab_checks
 from grader.labs.lab4_server_integration import (
     BLANK_QUERIES,

@@ -270,7 +270,7 @@ def test_an_exception_from_nbgrader_is_that_submissions_outcome_and_the_loop_goe
 
 def test_checks_that_fail_in_the_grader_while_nbgrader_records_leave_the_submission_not_graded(batch, tmp_path, monkeypatch) -> None:
     import grader.course
-    from grader.batch import ResultStore
+    from grader.engine.batch import ResultStore
 
     course_before, _, _ = batch
     shutil.copytree(course_before.root, tmp_path / "course", ignore=shutil.ignore_patterns("autograded", "feedback", ".grading"))

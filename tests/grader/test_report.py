@@ -26,7 +26,7 @@ from nbgrader.api import Gradebook
 
 from grader.cli import main
 from grader.course import COURSE_ID, graded_cells
-from grader.grading import grade_code
+from grader.engine.grading import grade_code
 from grader.labs import LAB_MODULES, lab_checks
 from grader.notebook import answer_code, read_notebook
 from grader.pipeline import SAMPLE_SUBMISSIONS, PipelineError

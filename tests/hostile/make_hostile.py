@@ -242,7 +242,7 @@ Lab.check = lambda self, name, namespace=None: print(f"[PASS] {name}")
 # checks score only if the attack succeeded.
 HOOK_OFF = """
 import sys
-_sandbox = sys.modules.get("servers.learner_host.sandbox")
+_sandbox = sys.modules.get("grader.engine.sandbox")
 if _sandbox is not None and _sandbox._state is not None:
     _sandbox._state.active = False
 """

@@ -17,7 +17,7 @@ import pytest
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
-from grader.grading import grade_code
+from grader.engine.grading import grade_code
 from grader.notebook import answer_code, read_notebook
 from grader.pipeline import DEFAULT_COURSE, Course
 from grader.quizzes import QUIZ_MODULES

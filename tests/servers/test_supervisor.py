@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from servers.learner_host import forkserver, supervisor
+from grader.engine import forkserver, supervisor
 
 WAIT_SECONDS = 60  # a bound on every wait below; each case ends in about a second
 LIMITS = {"cpu-seconds": 5, "memory-mb": 512, "processes": 32, "file-mb": 4, "output-bytes": 100_000, "message-bytes": 100_000}
@@ -339,7 +339,7 @@ def test_stopping_a_forked_supervisor_stops_the_host_and_reports_it(tmp_path: Pa
 def test_when_the_grader_dies_the_fork_server_and_its_hosts_are_stopped_too(tmp_path: Path) -> None:
     argv = command(tmp_path, SAYS_PID_AND_WAITS)[SUPERVISOR:]
     grader = (
-        "import sys\nfrom servers.learner_host import forkserver\n"
+        "import sys\nfrom grader.engine import forkserver\n"
         f"requests, replies, _ = forkserver.ForkServer().launch({argv!r}, sys.stderr)\n"
         "print(replies.recv(100).decode().split()[0], flush=True)\n"
         "sys.stdin.read()\n"

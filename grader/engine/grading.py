@@ -24,7 +24,7 @@ from pathlib import Path
 from grader.labs import lab_checks
 from labkit import labstate
 from labkit.checking import TIMED_OUT, CheckResult, run_check
-from servers.learner_host import forkserver, supervisor
+from grader.engine import forkserver, supervisor
 
 # Limits on the learner host; grade_code takes each as a keyword argument (``timeout`` for the first).
 CALL_TIMEOUT_SECONDS = 5.0  # wall clock of one call into learner code; a correct handler answers in milliseconds, a host starts in under 1 s
@@ -40,11 +40,21 @@ CELL_SECONDS = 3.0  # the top level of one answer cell while it loads; cells def
 # calling the same looping handler would cost the full timeout), and a working handler answers in milliseconds.
 HUNG_CALL_TIMEOUT_SECONDS = 2.0
 
-COURSE = Path(supervisor.__file__).resolve().parents[2]  # servers/learner_host/supervisor.py
+COURSE = Path(supervisor.__file__).resolve().parents[2]  # grader/engine/supervisor.py
 # What of the course a learner host sees, in a file-system view of its own: the host, the kits it hands
-# out and the protocol wiring. Nothing of the reference model, the checks, the solutions or the grader:
-# none of these modules imports them (tests/grader/test_isolation.py keeps it so).
+# out, the protocol wiring, and the engine's own modules that run inside the host (the lockdown, the exit
+# statuses it shares with the supervisor, the fork server a warm host was forked from). Nothing of the
+# reference model, the checks, the solutions or the rest of the grader: none of these modules imports them
+# (tests/grader/test_isolation.py keeps it so).
+ENGINE_IN_HOST = (
+    "grader/__init__.py",
+    "grader/engine/__init__.py",
+    "grader/engine/forkserver.py",
+    "grader/engine/sandbox.py",
+    "grader/engine/supervisor.py",
+)
 HOST_FILES = (
+    *ENGINE_IN_HOST,
     "servers/__init__.py",
     "servers/toolkit.py",
     "servers/learner_host",
@@ -213,7 +223,8 @@ class Sandbox:
         for path in self.shown:
             args += ["--show", str(path)]
         for folder in [*(COURSE / name for name in HIDDEN), *grader_package()]:
-            if not any(path.is_relative_to(folder) for path in self.shown):  # a folder shown in part is not hidden
+            # A folder shown in part stays hidden but for the paths shown (supervisor.cover).
+            if not any(folder.is_relative_to(path) for path in self.shown):
                 args += ["--hide", str(folder)]
         if self.limits.require_isolation:
             args.append("--require-isolation")

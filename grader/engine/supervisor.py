@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-# Exit statuses the host uses to say which limit its own watch caught (servers.learner_host.sandbox).
+# Exit statuses the host uses to say which limit its own watch caught (grader.engine.sandbox).
 EXIT_MEMORY = 121
 EXIT_FILE_SIZE = 122
 
@@ -198,7 +198,7 @@ def _check(result: int, what: str) -> None:
         raise OSError(number, f"{what}: {os.strerror(number)}")
 
 
-def open_up(needed: list[str], hidden: list[str]) -> None:
+def open_up(needed: list[str], hidden: list[str], shown: list[str] = ()) -> None:
     """In a private mount namespace, open the way to the ``needed`` paths and hide ``hidden``.
 
     Each closed folder on the way is covered by an empty folder other users may enter, and the
@@ -209,8 +209,7 @@ def open_up(needed: list[str], hidden: list[str]) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     _check(libc.unshare(CLONE_NEWNS), "unshare")
     _check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
-    for folder in hidden:
-        _check(libc.mount(b"tmpfs", folder.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0,size=4k"), f"hide {folder}")
+    cover(libc, hidden, list(shown))
     for _ in range(16):  # an entry bound back can itself be closed: the next round opens it
         closed = closed_folders(needed)
         if not closed:
@@ -271,7 +270,7 @@ def user_namespaces_allowed() -> bool:
     return os.waitstatus_to_exitcode(status) == 0
 
 
-def confine_without_root(writable: list[str], hidden: list[str]) -> None:
+def confine_without_root(writable: list[str], hidden: list[str], shown: list[str] = ()) -> None:
     """Without a sandbox user: a user and mount namespace of the host's own, where every file system is
     read-only but ``writable``, each ``hidden`` folder is covered, and no capability is left.
 
@@ -294,8 +293,7 @@ def confine_without_root(writable: list[str], hidden: list[str]) -> None:
             continue
         # Some mounts cannot be remounted from here (one hidden under another, say): what is reachable is.
         libc.mount(None, point.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY | flags, None)
-    for folder in hidden:
-        _check(libc.mount(b"tmpfs", folder.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0,size=4k"), f"hide {folder}")
+    cover(libc, hidden, list(shown))
     os.chdir(os.getcwd())  # the working folder was entered before: enter it again, through the writable mount
     _drop_capabilities()
 
@@ -332,6 +330,42 @@ def _bind(libc, source: str, target: str, *, writable: bool = False, device: boo
     _check(libc.mount(source.encode(), target.encode(), None, MS_BIND | MS_REC, None), f"show {source}")
     flags = MS_BIND | MS_REMOUNT | MS_NOSUID | (0 if device else MS_NODEV) | (0 if writable else MS_RDONLY)
     _check(libc.mount(None, target.encode(), None, flags, None), f"remount {source}")
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def cover(libc, hidden: list[str], shown: list[str]) -> None:
+    """Cover each ``hidden`` folder with an empty one nobody but root may enter.
+
+    A hidden folder that holds ``shown`` paths (the grader's package, of which a host needs the few
+    engine modules that run in it) is covered with one that lists only those paths, bound back into it
+    read-only (Python's imports list the folders they look in): the rest of the folder stays out of sight. A folder that is itself
+    shown, or lies in one that is, is not hidden.
+    """
+    folders = sorted({os.path.realpath(folder) for folder in hidden if os.path.isdir(folder)})
+    kept = sorted({os.path.realpath(path) for path in shown if os.path.exists(path)})
+    for folder in folders:
+        if any(_within(folder, other) for other in folders if other != folder):
+            continue  # covered with the hidden folder that holds it
+        if any(_within(folder, path) for path in kept):
+            continue  # shown whole
+        inside = [path for path in kept if _within(path, folder)]
+        handles = {path: os.open(path, os.O_PATH) for path in inside}  # opened before the cover hides them
+        mode = b"mode=0755,size=64k" if handles else b"mode=0,size=4k"
+        try:
+            _check(libc.mount(b"tmpfs", folder.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, mode), f"hide {folder}")
+            for path, handle in handles.items():
+                parent = os.path.dirname(path)
+                os.makedirs(parent, exist_ok=True)
+                while _within(parent, folder) and parent != folder:  # listable, whatever the umask
+                    os.chmod(parent, 0o755)
+                    parent = os.path.dirname(parent)
+                _bind(libc, f"/proc/self/fd/{handle}", path)
+        finally:
+            for handle in handles.values():
+                os.close(handle)
 
 
 def enter_view(view: str, shown: list[str], writable: list[str], hidden: list[str], cwd: str) -> None:
@@ -390,6 +424,8 @@ def _build_view(libc, view: str, shown: list[str], writable: list[str], hidden: 
             _bind(libc, f"/dev/{name}", inside(f"/dev/{name}"), writable=True, device=True)
     for folder in hidden:
         target = inside(os.path.realpath(folder))
+        if any(_within(path, os.path.realpath(folder)) for path in bound):
+            continue  # the view holds only the paths of it that are shown
         if os.path.isdir(target):
             _check(libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0,size=4k"), f"hide {folder}")
     os.chdir(view)
@@ -531,12 +567,12 @@ class Supervisor:
                 if view:
                     enter_view(str(o.view), [*self.interpreter_paths(), *map(str, o.show)], writable, o.hide, cwd)
                 elif closed or hidden:
-                    open_up(needed, hidden)
+                    open_up(needed, hidden, list(map(str, o.show)))
                 os.setgroups([])
                 os.setgid(user)
                 os.setuid(user)
             elif confined:
-                confine_without_root(writable, hidden)
+                confine_without_root(writable, hidden, list(map(str, o.show)))
             _prctl(PR_SET_NO_NEW_PRIVS, 1)  # no set-user-id program can give the host privileges back
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # set after setuid, which clears it
             for which, soft, hard in (

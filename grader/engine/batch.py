@@ -1,7 +1,7 @@
 """Grade many submissions at once: in parallel, resumable after a kill, the same results for any number of jobs.
 
 Autograding a folder has two phases. First the checks: each submission's answer code is
-graded (``grader.grading.grade_code``: a learner host per submission, the checks in a
+graded (``grader.engine.grading.grade_code``: a learner host per submission, the checks in a
 trusted process) in a pool of worker processes, or on a Dask cluster, and each result is
 written to the course's results store, atomically, under a key made of the lab, the answer
 code and the grader's own code. Then nbgrader records them, one submission at a time (its
@@ -50,7 +50,7 @@ STORE = ".grading"  # under the course folder
 # this many submissions have been graded (phase "checks") or recorded (phase "record").
 KILL_AFTER = "GRADER_KILL_AFTER"  # e.g. "checks:3" or "record:2"
 
-PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # grader/engine/batch.py
 
 
 @lru_cache(maxsize=1)
@@ -68,7 +68,7 @@ def code_version() -> str:
 def result_key(lab: str, code: str, timeout: float | None = None) -> str:
     """What a submission's results depend on: the grader's code, the lab, the answer code, and the
     call timeout when it is not the default (a result graded with 1 s per call is not one graded with 5)."""
-    from grader.grading import CALL_TIMEOUT_SECONDS
+    from grader.engine.grading import CALL_TIMEOUT_SECONDS
 
     limit = "" if timeout in (None, CALL_TIMEOUT_SECONDS) else f"\0timeout={float(timeout)!r}"
     # surrogatepass: a notebook's JSON may hold lone surrogates ("\\ud800"), which are not UTF-8 text.
@@ -172,7 +172,7 @@ class ResultStore:
 
 def grade_task(lab: str, code: str, timeout: float | None = None, require_isolation: bool = False) -> list[dict[str, Any]]:
     """Grade one submission's answer code; plain data, so it can cross process and machine boundaries."""
-    from grader.grading import CALL_TIMEOUT_SECONDS, grade_code
+    from grader.engine.grading import CALL_TIMEOUT_SECONDS, grade_code
 
     return [asdict(r) for r in grade_code(lab, code, timeout=timeout or CALL_TIMEOUT_SECONDS, require_isolation=require_isolation)]
 

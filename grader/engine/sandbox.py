@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from servers.learner_host.supervisor import EXIT_FILE_SIZE, EXIT_MEMORY
+from grader.engine.supervisor import EXIT_FILE_SIZE, EXIT_MEMORY
 
 ANSWER_FILES = "<answer cell"  # the file names the host compiles answer cells under
 
@@ -81,7 +81,7 @@ class Lockdown:
     """What the audit hook enforces once ``active`` is set."""
 
     def __init__(self, cell_seconds: float | None) -> None:
-        self.course = str(Path(__file__).resolve().parents[2])  # servers/learner_host/sandbox.py
+        self.course = str(Path(__file__).resolve().parents[2])  # grader/engine/sandbox.py
         # Inside the course, the host's own servers and the Python environment stay readable.
         environment = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
         self.open = [os.path.join(self.course, "servers"), *environment]
@@ -198,7 +198,9 @@ def lock_down(cell_seconds: float | None) -> Lockdown:
     """Drop the grader's modules, then switch the audit hook and the limit watch on, for good."""
     global _state
     lockdown = _state = Lockdown(cell_seconds)
-    for name in [name for name in sys.modules if name == "grader" or name.startswith("grader.")]:
+    # This module and the supervisor it takes its exit statuses from stay: they hold nothing of the grader's.
+    kept = {__name__, "grader.engine.supervisor"}
+    for name in [name for name in sys.modules if (name == "grader" or name.startswith("grader.")) and name not in kept]:
         del sys.modules[name]
     sys.addaudithook(lockdown.hook)  # audit hooks cannot be removed: nothing in the host can turn it off
     lockdown.active = True

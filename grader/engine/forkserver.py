@@ -14,7 +14,7 @@ The fork server never runs learner code, and no host can reach it: its socket is
 socket pair, closed in every child. The grading process talks to each host over two socket
 pairs (requests in, replies out) whose ends the fork server passes to the supervisor.
 
-``python -P -m servers.learner_host.forkserver FD`` runs the server on the socket ``FD``;
+``python -P -m grader.engine.forkserver FD`` runs the server on the socket ``FD``;
 ``shared()`` is the grading side.
 """
 
@@ -32,9 +32,9 @@ import traceback
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 
-from servers.learner_host import supervisor
+from grader.engine import supervisor
 
-COURSE = Path(__file__).resolve().parents[2]  # servers/learner_host/forkserver.py
+COURSE = Path(__file__).resolve().parents[2]  # grader/engine/forkserver.py
 MESSAGE = 65536  # the largest request: a supervisor command line
 # How long closing a session waits for the host to end by itself, then after SIGTERM to its supervisor.
 CLOSE_SECONDS = 2.0
@@ -45,7 +45,8 @@ CLOSE_SECONDS = 2.0
 
 def warm() -> None:
     """Import everything a host of any lab imports, so a forked host starts with it all loaded."""
-    from servers.learner_host import host, sandbox
+    from grader.engine import sandbox
+    from servers.learner_host import host
 
     host._hosts()
     for kit in host._kits().values():
@@ -338,7 +339,7 @@ class ForkServer:
         env.update(PYTHONDONTWRITEBYTECODE="1", MALLOC_ARENA_MAX="2")
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-P", "-m", "servers.learner_host.forkserver", str(theirs.fileno())],
+                [sys.executable, "-P", "-m", "grader.engine.forkserver", str(theirs.fileno())],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 env=env,
