@@ -120,7 +120,7 @@ class Lab:
         to see, as it is."""
         from mcp.shared.exceptions import MCPError
 
-        from servers.learner_host.host import LEARNER_CODE_FAILED
+        from servers.learner_host.calls import LEARNER_CODE_FAILED
 
         try:
             yield

@@ -5,7 +5,7 @@ CPU). The fork server pays that once: it is started once per grading process, wi
 environment the supervisor gives hosts, imports the host and every lab's kit, and then waits
 on a socket only that grading process holds. For each host it forks a child that runs the
 supervisor (``supervisor.main``, exactly as ``python -I supervisor.py`` would), and the
-supervisor forks the host itself, which runs ``python -m servers.learner_host`` in the already
+supervisor forks the host itself, which runs ``python -m grader.engine.lockedhost`` in the already
 warm interpreter. The host's confinement does not change: the supervisor's set-up (user,
 mount namespace, limits, environment, working folder, no inherited descriptors) runs in the
 forked host before any learner code, as it runs before exec otherwise.
@@ -52,8 +52,9 @@ def warm() -> None:
     for kit in host._kits().values():
         kit()
     sandbox.prepare(host.known_labs()[0])
-    import mcp.server.mcpserver  # noqa: F401 - the server the learners of labs 3 and 4 write
+    import mcp.server.mcpserver  # the server the learners of labs 3 and 4 write
     import mcp.server.stdio  # noqa: F401 - the host's transport
+
     import servers.toolkit  # noqa: F401 - the host's server builder
 
 
@@ -242,7 +243,6 @@ async def socket_transport(requests: socket.socket, replies: socket.socket, supe
     import anyio
     import anyio.abc
     import mcp_types as types
-
     from mcp.shared.message import SessionMessage
 
     send = await anyio.abc.UNIXSocketStream.from_socket(requests)

@@ -21,10 +21,10 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from grader.engine import forkserver, supervisor
 from grader.labs import lab_checks
 from labkit import labstate
 from labkit.checking import TIMED_OUT, CheckResult, run_check
-from grader.engine import forkserver, supervisor
 
 # Limits on the learner host; grade_code takes each as a keyword argument (``timeout`` for the first).
 CALL_TIMEOUT_SECONDS = 5.0  # wall clock of one call into learner code; a correct handler answers in milliseconds, a host starts in under 1 s
@@ -50,6 +50,7 @@ ENGINE_IN_HOST = (
     "grader/__init__.py",
     "grader/engine/__init__.py",
     "grader/engine/forkserver.py",
+    "grader/engine/lockedhost.py",
     "grader/engine/sandbox.py",
     "grader/engine/supervisor.py",
 )
@@ -266,7 +267,7 @@ class Sandbox:
 
 
 class Hosts(Sandbox):
-    """The learner hosts of one submission: ``python -m servers.learner_host`` on its answer code."""
+    """The learner hosts of one submission: ``python -m grader.engine.lockedhost`` on its answer code."""
 
     def __init__(self, lab: str, scratch: Path, limits: Limits, errlog) -> None:
         self.lab = lab
@@ -275,7 +276,7 @@ class Hosts(Sandbox):
         self.state_dir.mkdir(parents=True)
         # -P: the host's folder is not on its import path, so files the learner's code writes there
         # cannot stand in for modules the next host imports.
-        host = [sys.executable, "-P", "-m", "servers.learner_host", "--lab", lab, "--code", str(self.code_file), "--sandbox"]
+        host = [sys.executable, "-P", "-m", "grader.engine.lockedhost", "--lab", lab, "--code", str(self.code_file)]
         host += ["--cell-seconds", str(limits.cell_seconds)]
         super().__init__(scratch, limits, errlog, host, env={"LAB_STATE_DIR": str(self.state_dir)})
         self.shown.append(self.code_file)  # the one file of the submission the host reads
@@ -440,7 +441,7 @@ def grade_code(
                         failed_starts = 0
                         if hung:
                             host.limit_calls(HUNG_CALL_TIMEOUT_SECONDS)
-                    except Exception as exc:  # the host could not start: say why, from its report when it wrote one
+                    except Exception as exc:  # noqa: BLE001 - the host could not start: say why, from its report when it wrote one
                         failed_starts += 1
                         ending = hosts.ending()
                         if limits.require_isolation and ending.get("fallbacks") and not ending.get("protections"):

@@ -1,6 +1,6 @@
 """Lock the learner host down before a submission's answer cells run in it.
 
-Grading starts the host with ``--sandbox`` (under ``supervisor.py``, which sets the
+Grading starts the host through ``lockedhost`` (under ``supervisor.py``, which sets the
 operating-system limits). Here, inside the host, after it has imported what it needs and
 before the answer cells run:
 
@@ -151,7 +151,7 @@ def prepare(lab: str) -> None:
     kits = host._kits()
     if lab in kits:
         kits[lab]()
-    import mcp.server.mcpserver  # noqa: F401 - the learner_server path of the labs where learners write the server
+    import mcp.server.mcpserver  # the learner_server path of the labs where learners write the server
     import mcp.server.stdio  # noqa: F401 - run_stdio imports it when serving starts
 
 

@@ -397,7 +397,7 @@ def _build_view(libc, view: str, shown: list[str], writable: list[str], hidden: 
     _check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
     view = os.path.realpath(view)
     _check(libc.mount(b"tmpfs", view.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755,size=1m"), "make the view")
-    inside = lambda path: view + path  # noqa: E731 - the path within the view
+    inside = lambda path: view + path  # the path within the view
     os.makedirs(inside("/tmp"))
     _check(libc.mount(b"tmpfs", inside("/tmp").encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=1777,size=16m"), "make /tmp")
     bound: list[str] = []
@@ -599,7 +599,7 @@ class Supervisor:
             cwd=o.cwd or o.workdir,
             umask=0o077,
             process_group=0,
-            preexec_fn=enter_sandbox,
+            preexec_fn=enter_sandbox,  # noqa: PLW1509 - the supervisor starts no threads before this
         )
         # Only the host keeps the grader's stdin: when the grader closes it, the host sees the end.
         null = os.open(os.devnull, os.O_RDONLY)

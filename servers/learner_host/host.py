@@ -2,36 +2,19 @@
 
 from __future__ import annotations
 
-import json
-import traceback
+import os
+import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from servers.toolkit import ToolSpec
+from servers.learner_host.calls import LOAD_ERRORS, LearnerCodeError, describe_exception
+from servers.toolkit import ToolSpec, run_stdio
 from servers.toolkit import build_server as build_mcp_server
-
-# Failures of the learner's code are reported to the grader as protocol errors of the
-# harness: they are not tool results the learner produced, so no check can mistake
-# them for one.
-LEARNER_CODE_FAILED = -32042  # server-defined range; -32001 is the SDK's request timeout
-
-
-class LearnerCodeError(MCPError):
-    def __init__(self, message: str) -> None:
-        super().__init__(LEARNER_CODE_FAILED, message)
-
-
-def harness_result(message: str, structured: dict[str, Any]) -> dict[str, Any]:
-    """What a harness tool returns: a line of text and the data the check reads.
-
-    Built here, not with the reference model's builders: the host holds no answer key.
-    """
-    return {"isError": False, "content": [{"type": "text", "text": message}], "structuredContent": structured}
 
 
 def harness_arguments_refused(tool: str, exc: ValidationError) -> dict[str, Any]:
@@ -93,24 +76,7 @@ def known_labs() -> list[str]:
 # answer_code() joins the notebook's answer cells with this line; each cell runs on its own,
 # as in the notebook, so one unfinished cell does not cost the others.
 CELL_SEPARATOR = "# ---- next answer cell ----"
-LOAD_ERRORS = "__load_errors__"
 LOAD_ERROR_MARK = "answer cells failed to run: "
-
-
-def describe_exception(exc: BaseException, filename: str | None = None) -> str:
-    """``ExcType: message (line N of answer cell K)``, without the harness's frames."""
-    ours = (lambda name: name == filename) if filename else (lambda name: name.startswith("<answer cell"))
-    line = place = None
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if ours(frame.filename):
-            line, place = frame.lineno, frame.filename
-    text = str(exc) or "(no message)"
-    if isinstance(exc, SyntaxError) and exc.filename and ours(exc.filename):
-        line, place, text = exc.lineno, exc.filename, exc.msg
-    if line is None:
-        return f"{type(exc).__name__}: {text}"
-    where = "your answer cells" if place == "<answer cells>" else place.strip("<>")
-    return f"{type(exc).__name__}: {text} (line {line} of {where})"
 
 
 def load_learner_code(lab: str, code: str) -> tuple[dict[str, Any], str | None]:
@@ -128,59 +94,15 @@ def load_learner_code(lab: str, code: str) -> tuple[dict[str, Any], str | None]:
     for number, cell in enumerate(cells, start=1):
         filename = "<answer cells>" if len(cells) == 1 else f"<answer cell {number}>"
         try:
-            exec(compile(cell, filename, "exec"), namespace)
+            exec(compile(cell, filename, "exec"), namespace)  # noqa: S102 - the learner's cells, in the host
         except NotImplementedError:
             which = "your answer cells are" if filename == "<answer cells>" else f"{filename.strip('<>')} is"
             errors.append(f"{which} not written yet (it raises NotImplementedError)")
-        except BaseException as exc:  # a learner's SystemExit or KeyboardInterrupt must not stop the host
+        except BaseException as exc:  # noqa: BLE001 - a learner's SystemExit or KeyboardInterrupt must not stop the host
             errors.append(describe_exception(exc, filename))
     load_error = "; ".join(errors) or None
     namespace[LOAD_ERRORS] = load_error
     return namespace, load_error
-
-
-def call_learner(namespace: dict[str, Any], name: str, *args: Any, **kwargs: Any) -> Any:
-    """Call the learner's function ``name``; any failure becomes a LearnerCodeError saying what happened."""
-    fn = namespace.get(name)
-    if fn is None:
-        load_error = namespace.get(LOAD_ERRORS)
-        why = f" Your answer cells failed to run: {load_error}." if load_error else ""
-        raise LearnerCodeError(f"Your answer cells define no function named {name}.{why}")
-    if not callable(fn):
-        raise LearnerCodeError(f"{name} in your answer cells is a {type(fn).__name__}, not a function.")
-    try:
-        return fn(*args, **kwargs)
-    except NotImplementedError:
-        raise LearnerCodeError(f"{name} is not written yet (it raises NotImplementedError).") from None
-    except BaseException as exc:  # noqa: BLE001 - learner code may raise anything, SystemExit included
-        raise LearnerCodeError(f"{name} raised {describe_exception(exc)}") from None
-
-
-def as_json(value: Any, what: str) -> Any:
-    try:
-        return json.loads(json.dumps(value))
-    except (TypeError, ValueError) as exc:
-        raise LearnerCodeError(f"{what} returned something that is not JSON data ({exc}).") from None
-
-
-def as_call_tool_result(value: Any, what: str) -> dict[str, Any]:
-    """Check that the learner returned a CallToolResult in wire format and return it."""
-    if not isinstance(value, dict):
-        raise LearnerCodeError(f"{what} returned a {type(value).__name__}; a tool result is a dict in wire format.")
-    value = as_json(value, what)
-    snake = {"is_error", "structured_content"} & value.keys()
-    if snake:
-        raise LearnerCodeError(
-            f"{what} returned Python attribute names ({', '.join(sorted(snake))}); "
-            "the wire format is camelCase: isError, structuredContent."
-        )
-    try:
-        types.CallToolResult.model_validate(value)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(result)"
-        raise LearnerCodeError(f"{what} returned something that is not a CallToolResult: {where}: {first['msg']}.") from None
-    return value
 
 
 def build_server(lab: str, namespace: dict[str, Any], *, load_error: str | None = None) -> Server:
@@ -228,3 +150,20 @@ def learner_server(namespace: dict[str, Any]) -> Server:
         on_list_resource_templates=refuse,
         on_read_resource=refuse,
     )
+
+
+def serve(lab: str, namespace: dict[str, Any], load_error: str | None) -> NoReturn:
+    """Serve the host for ``lab`` around ``namespace`` on stdio until the session ends, then end the process.
+
+    It ends at once, whatever threads remain: a worker thread still running learner code (a handler that
+    loops, or one the exit cut short) must not keep the process alive after its session is over.
+    """
+    try:
+        run_stdio(build_server(lab, namespace, load_error=load_error))
+    except SystemExit as exc:  # sys.exit in a tool of a learner-written server ends the serving loop from inside
+        status = exc.code if isinstance(exc.code, int) else 1
+    else:
+        status = 0
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

@@ -18,9 +18,15 @@ from typing import Any
 import mcp_types as types
 from pydantic import BaseModel, Field
 
-from servers.learner_host.host import harness_result, LearnerCodeError, as_call_tool_result, as_json, call_learner
-from servers.support_desk.world import ROLE_SCOPES, Caller, DeskState, PaymentGateway
+from servers.learner_host.calls import (
+    LearnerCodeError,
+    as_call_tool_result,
+    as_json,
+    call_learner,
+    harness_result,
+)
 from servers.support_desk.tools import desk_specs
+from servers.support_desk.world import ROLE_SCOPES, Caller, DeskState, PaymentGateway
 from servers.toolkit import ToolSpec
 
 BUILDERS = (

@@ -14,7 +14,13 @@ from typing import Any
 import mcp_types as types
 from pydantic import BaseModel
 
-from servers.learner_host.host import harness_result, LOAD_ERRORS, LearnerCodeError, as_json, call_learner
+from servers.learner_host.calls import (
+    LOAD_ERRORS,
+    LearnerCodeError,
+    as_json,
+    call_learner,
+    harness_result,
+)
 from servers.toolkit import ToolSpec
 
 PURE = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)

@@ -13,13 +13,13 @@ from grader.labs.lab1_error_results import checks
 from labkit.checking import run_check
 from servers.client import connect
 from servers.learner_host import build_server, load_learner_code
-from servers.learner_host.host import (
-    CELL_SEPARATOR,
+from servers.learner_host.calls import (
     LEARNER_CODE_FAILED,
     LearnerCodeError,
     as_call_tool_result,
     call_learner,
 )
+from servers.learner_host.host import CELL_SEPARATOR
 from servers.support_desk import kit
 from servers.support_desk.desk import Caller, Desk, PaymentGateway
 from servers.support_desk.server import build_server as build_desk_server
