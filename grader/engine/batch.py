@@ -369,15 +369,71 @@ def _on_dask(todo: list[Task], scheduler: str, settle: Callable, grade: Callable
             "scheduler is running, or leave out --scheduler to grade on this machine."
         ) from None
     with client:
+        expected = code_version()
+        require_isolation = any(task.require_isolation for task in todo)
+        refuse_strangers(client, expected, require_isolation)
         # pure=False: two submissions with the same code are still two tasks, each graded on its own.
         futures = {}
         for task in todo:
             try:
-                futures[client.submit(grade, task.lab, task.code, task.timeout, pure=False, **task.options)] = task
+                futures[client.submit(checked_grade, grade, expected, task.lab, task.code, task.timeout, pure=False, **task.options)] = task
             except Exception as exc:  # noqa: BLE001 - a task Dask cannot take (its data cannot be sent)
                 settle(task, _raise(exc))
         for future in as_completed(futures):
             settle(futures[future], lambda future=future: _dask_result(future))
+
+
+class WorkerRefused(SchedulerUnavailable):
+    """A Dask worker runs other grader code than this grader, or (with --require-sandbox) has no full sandbox."""
+
+
+def worker_identity(with_isolation: bool = False) -> dict[str, Any]:
+    """What a worker says of itself: the digest of its own grader, checks and servers (``code_version``), and,
+    when asked, the protections its learner hosts would be missing (``grading.isolation``)."""
+    identity: dict[str, Any] = {"version": code_version()}
+    if with_isolation:
+        from grader.engine.grading import missing_protections
+
+        identity["missing"] = missing_protections()
+    return identity
+
+
+def refusal(worker: str, identity: dict[str, Any], expected: str, require_isolation: bool) -> str | None:
+    """Why ``worker`` may not grade for a grader whose code is ``expected`` (None: it may)."""
+    version = str(identity.get("version", "unknown"))
+    if version != expected:
+        return (
+            f"the Dask worker {worker} runs grader version {version[:12]}, and this grader runs version {expected[:12]}: "
+            "its grader code or lab checks differ, so its results would be stored under a key they do not belong to. "
+            "Give it the grader's checkout (or image) and restart it"
+        )
+    missing = identity.get("missing") or []
+    if require_isolation and missing:
+        return f"the Dask worker {worker} would run learner code without these protections: {'; '.join(missing)} (--require-sandbox)"
+    return None
+
+
+def refuse_strangers(client, expected: str, require_isolation: bool) -> None:
+    """At connect: every worker of the cluster reports its identity, and any that is not this grader is refused."""
+    try:
+        identities = client.run(worker_identity, require_isolation)
+    except Exception as exc:  # noqa: BLE001 - a worker that cannot even run the grader's identity check
+        raise WorkerRefused(f"A Dask worker could not say which grader it runs ({type(exc).__name__}: {exc}); no submission was sent.") from None
+    refused = [why for worker, identity in sorted(identities.items()) if (why := refusal(worker, identity, expected, require_isolation))]
+    if refused:
+        raise WorkerRefused(f"Grading refuses {len(refused)} Dask worker(s), and sent no submission: " + "; ".join(refused) + ".")
+
+
+def checked_grade(grade: Callable[..., list[dict[str, Any]]], expected: str, lab: str, code: str, timeout: float | None = None, **options: Any):
+    """On a Dask worker: ``grade`` the submission, once the worker has shown it is the grader that sent it.
+
+    Workers are checked at connect (``refuse_strangers``); this covers one that joined the cluster later.
+    """
+    require_isolation = bool(options.get("require_isolation"))
+    why = refusal("that took this submission", worker_identity(require_isolation), expected, require_isolation)
+    if why:
+        raise WorkerRefused(why[0].upper() + why[1:] + ".")
+    return grade(lab, code, timeout, **options)
 
 
 def _dask_result(future) -> list[dict[str, Any]]:
