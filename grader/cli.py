@@ -400,10 +400,60 @@ def cmd_check_server(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def build_parser() -> argparse.ArgumentParser:
+def cmd_init(args: argparse.Namespace) -> int:
+    """Copy the lessons and the learner version of every lab and quiz into a working folder."""
+    from grader.workspace import init_workspace
+
+    done = init_workspace(args.folder, say=lambda line: print(line, file=sys.stderr))
+    print(f"{len(done.written)} files written to {done.root}" + (f"; {len(done.kept)} already there kept as they were" if done.kept else ""))
+    print(f"open it: {args.prog} start {done.root}")
+    return 0
+
+
+def cmd_start(args: argparse.Namespace) -> int:
+    """Set up the working folder if it is not there yet, then open JupyterLab in it."""
+    import os
+
+    from grader.workspace import FIRST_LESSON, init_workspace
+
+    folder = Path(args.folder).resolve()
+    if not (folder / FIRST_LESSON).exists():
+        init_workspace(folder, say=lambda line: print(line, file=sys.stderr))
+    jupyter_args = list(args.jupyter_args)
+    if jupyter_args[:1] == ["--"]:
+        jupyter_args = jupyter_args[1:]
+    command = [sys.executable, "-m", "jupyter", "lab", *(jupyter_args or [FIRST_LESSON])]
+    print(f"starting JupyterLab in {folder}: {' '.join(command[1:])}", file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(folder)
+    os.execv(sys.executable, command)
+    return 0  # not reached: JupyterLab replaces this process
+
+
+# One example for each subcommand's --help.
+EXAMPLES = {
+    "decide": "{prog} decide result.json --attempt 2",
+    "resolve": "{prog} resolve --home ~ --project . --readable",
+    "check-server": '{prog} check-server --command "python -m servers.tracker" --checklist',
+    "release": '{prog} release lab1_error_results --due "2026-12-10 17:00" --exchange',
+    "collect": "{prog} collect lab1_error_results",
+    "autograde": "{prog} autograde labs/submitted --require-sandbox",
+    "feedback": "{prog} feedback --release",
+    "export": "{prog} export --to grades.csv --canvas canvas.csv",
+    "gradebook": "{prog} gradebook --course labs",
+    "report": "{prog} report --out report.html",
+    "demo": "{prog} demo --work build/demo-course",
+    "init": "{prog} init ~/mcp-course",
+    "start": "{prog} start ~/mcp-course -- --no-browser --port 8890",
+}
+
+
+def build_parser(prog: str = "python -m grader") -> argparse.ArgumentParser:
     from grader.similarity import SIMILARITY_THRESHOLD
 
-    parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
+    parser.set_defaults(prog=prog)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("decide", help="Walk the retry/escalate decision tree for one CallToolResult (wire-format JSON).")
@@ -559,11 +609,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--work", type=Path, default=Path("build/demo-course"), help="Where to build the course (replaced).")
     p.set_defaults(run=cmd_demo)
+
+    p = sub.add_parser(
+        "init",
+        help="Copy the lessons and the learner version of every lab and quiz into a folder to work in; a file "
+        "already there is kept as it is.",
+    )
+    p.add_argument("folder", type=Path, help="The working folder (made if missing).")
+    p.set_defaults(run=cmd_init)
+
+    p = sub.add_parser(
+        "start",
+        help="Open JupyterLab on the course in a working folder, setting the folder up first (as init does) if needed.",
+    )
+    p.add_argument("folder", type=Path, nargs="?", default=Path("mcp-course"), help="The working folder (default ./mcp-course).")
+    p.add_argument("jupyter_args", nargs=argparse.REMAINDER, help="After --: arguments for `jupyter lab` (default: open lesson 01).")
+    p.set_defaults(run=cmd_start)
+
+    for name, command in sub.choices.items():
+        command.formatter_class = argparse.RawDescriptionHelpFormatter
+        command.epilog = "example:\n  " + EXAMPLES[name].format(prog=prog)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: Sequence[str] | None = None, prog: str = "python -m grader") -> int:
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     from grader.pipeline import PipelineError
 
@@ -572,3 +642,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, PipelineError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+
+
+def console() -> int:
+    """The ``mcp-course`` command: the same subcommands as ``python -m grader``."""
+    return main(prog="mcp-course")
