@@ -25,6 +25,7 @@ LEARNER_MODULES = {
     "servers.learner_host": [
         "__init__",
         "__main__",
+        "calls",
         "host",
         "lab1",
         "lab2",

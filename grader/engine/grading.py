@@ -45,7 +45,7 @@ COURSE = Path(supervisor.__file__).resolve().parents[2]  # grader/engine/supervi
 # out, the protocol wiring, and the engine's own modules that run inside the host (the lockdown, the exit
 # statuses it shares with the supervisor, the fork server a warm host was forked from). Nothing of the
 # reference model, the checks, the solutions or the rest of the grader: none of these modules imports them
-# (tests/grader/test_isolation.py keeps it so).
+# (tests/grader/engine/test_isolation.py keeps it so).
 ENGINE_IN_HOST = (
     "grader/__init__.py",
     "grader/engine/__init__.py",

@@ -17,13 +17,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import secretsnearby
 
 from grader.engine.grading import HOST_FILES, grade_code
 from grader.notebook import answer_code, read_notebook
 
-import secretsnearby
-
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SOLUTION = answer_code(read_notebook(REPO / "tests/submissions/solution/lab1_error_results/lab1_error_results.ipynb"))
 CHECK = "decide_business_stops"  # one decide check: the attack's success is the check's pass
 
@@ -32,7 +31,7 @@ as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox user and the
 # The attacks of the hostile corpus (tests/hostile/make_hostile.py), each a piece of top-level learner code
 # that switches the host's audit hook off and leaves the reference model's decide in ``reference`` if it can.
 sys.path.insert(0, str(REPO / "tests" / "hostile"))
-import make_hostile  # noqa: E402
+import make_hostile
 
 HOOK_OFF = make_hostile.HOOK_OFF
 ATTACKS = {

@@ -68,8 +68,8 @@ CASES = {
     "endless_loop_at_the_top_level": (
         before_get_order("while True:\n    pass"),
         {"cell_seconds": 0.5},
-        "define no function named get_order. Your answer cells failed to run: TimeLimitExceeded: "
-        "this cell was still running after 0.5 s",
+        ("define no function named get_order. Your answer cells failed to run: TimeLimitExceeded: "
+        "this cell was still running after 0.5 s"),
     ),
     "sys_exit_in_a_call": (
         in_get_order("    import sys\n    sys.exit(3)\n"),

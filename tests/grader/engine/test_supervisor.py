@@ -95,7 +95,7 @@ def supervise(tmp_path: Path, code: str, start=None, **options) -> tuple[subproc
     if start is not None:
         done = forked(start, tmp_path, args[SUPERVISOR:])
     else:
-        done = subprocess.run(args, capture_output=True, stdin=subprocess.DEVNULL, timeout=WAIT_SECONDS)
+        done = subprocess.run(args, capture_output=True, stdin=subprocess.DEVNULL, timeout=WAIT_SECONDS, check=False)
     return done, json.loads((tmp_path / "report.json").read_text())
 
 
@@ -163,7 +163,7 @@ def test_without_a_sandbox_user_the_host_can_write_only_its_folder_and_not_see_h
     gradebook.write_text("scores")
     answers.write_text("the answer")
     args = command(tmp_path, WITHOUT_A_USER, hide=(answers.parent,), sandbox_user=False) + [str(gradebook), str(answers)]
-    done = forked(start, tmp_path, args[SUPERVISOR:]) if start else subprocess.run(args, capture_output=True, timeout=WAIT_SECONDS)
+    done = forked(start, tmp_path, args[SUPERVISOR:]) if start else subprocess.run(args, capture_output=True, timeout=WAIT_SECONDS, check=False)
     report = json.loads((tmp_path / "report.json").read_text())
     if report.get("readOnly") is not True:
         pytest.skip(f"this machine refuses unprivileged user namespaces: {report.get('fallbacks')}")
@@ -189,7 +189,7 @@ while True:
 
 def test_a_fork_bomb_is_held_at_the_process_limit_and_nothing_it_started_survives(tmp_path: Path, start) -> None:
     (tmp_path / "work" / "pids").mkdir(parents=True)
-    done, report = supervise(tmp_path, BOUNDED_FORK_BOMB, start, processes=16)
+    _done, report = supervise(tmp_path, BOUNDED_FORK_BOMB, start, processes=16)
     pids = [int(p.name) for p in (tmp_path / "work" / "pids").iterdir()]
     assert report["reason"] == supervisor.PROCESSES
     assert 1 <= len(pids) <= 16 and report["tasksPeak"] <= 16
@@ -220,12 +220,12 @@ def test_printing_past_the_cap_stops_the_host_and_only_a_capped_copy_is_kept(tmp
 
 
 def test_cpu_time_past_the_limit_ends_the_host(tmp_path: Path, start) -> None:
-    done, report = supervise(tmp_path, "while True:\n    pass", start, cpu_seconds=1)
+    _done, report = supervise(tmp_path, "while True:\n    pass", start, cpu_seconds=1)
     assert report["reason"] == supervisor.CPU and report["signal"] == "SIGXCPU"
 
 
 def test_a_crash_is_reported_with_its_signal(tmp_path: Path, start) -> None:
-    done, report = supervise(tmp_path, "import ctypes; ctypes.string_at(0)", start)
+    _done, report = supervise(tmp_path, "import ctypes; ctypes.string_at(0)", start)
     assert report["reason"] == supervisor.CRASH and report["signal"] == "SIGSEGV"
 
 
@@ -234,7 +234,7 @@ def test_the_limits_reach_the_host(tmp_path: Path, start) -> None:
         "import resource as r\n"
         "print(*(r.getrlimit(k)[0] for k in (r.RLIMIT_CPU, r.RLIMIT_AS, r.RLIMIT_FSIZE, r.RLIMIT_CORE)))"
     )
-    done, report = supervise(tmp_path, code, start, cpu_seconds=7, memory_mb=300, file_mb=3)
+    done, _report = supervise(tmp_path, code, start, cpu_seconds=7, memory_mb=300, file_mb=3)
     assert done.stdout.split() == [b"7", str(300 * 2**20).encode(), str(3 * 2**20).encode(), b"0"]
 
 
@@ -254,6 +254,33 @@ def test_as_root_hidden_folders_are_out_of_the_hosts_sight(tmp_path: Path, start
         assert hidden.stdout.strip() == b"PermissionError"
         assert report["hidden"] == [str(answers)]
         assert (answers / "key.txt").read_text() == "the answer"  # hidden from the host only
+
+
+@pytest.mark.parametrize("sandbox_user", [pytest.param(True, marks=as_root, id="own-user"), pytest.param(False, id="confined")])
+def test_a_hidden_folder_shown_in_part_shows_the_host_only_the_paths_shown(tmp_path: Path, start, sandbox_user: bool) -> None:
+    """As the grader's package in a host's fallback (no view): hidden, but for the engine modules the host runs."""
+    if not sandbox_user and not supervisor.user_namespaces_allowed():
+        pytest.skip("without a sandbox user the host needs a user namespace, which this machine does not allow")
+    with tempfile.TemporaryDirectory() as shared:
+        package = Path(shared) / "package"
+        (package / "engine").mkdir(parents=True)
+        (package / "engine" / "lockdown.py").write_text("shown")
+        (package / "answers.py").write_text("the answer")
+        for path in (Path(shared), package, package / "engine"):
+            path.chmod(0o755)
+        for path in (package / "engine" / "lockdown.py", package / "answers.py"):
+            path.chmod(0o644)
+        code = (
+            "import os, sys\n"
+            "def read(path):\n"
+            "    try:\n        return open(path).read()\n"
+            "    except OSError as exc:\n        return type(exc).__name__\n"
+            f"print(read({str(package / 'engine' / 'lockdown.py')!r}), read({str(package / 'answers.py')!r}), sorted(os.listdir({str(package)!r})))"
+        )
+        done, report = supervise(tmp_path, code, start, hide=(package,), show=(package / "engine" / "lockdown.py",), sandbox_user=sandbox_user)
+        assert done.stdout.decode().split() == ["shown", "FileNotFoundError", "['engine']"], done.stderr
+        assert report["hidden"] == [str(package)]
+        assert (package / "answers.py").read_text() == "the answer"  # hidden from the host only
 
 
 SAYS_PID_AND_WAITS = "import os, time\nprint(os.getpid(), flush=True)\nwhile True:\n    time.sleep(1)"
@@ -415,10 +442,10 @@ def test_as_root_the_host_sees_only_the_system_its_interpreter_and_what_it_is_sh
         "    except OSError as exc:\n        return type(exc).__name__\n"
         "open('mine.txt', 'w').write('written')\n"
         "open('/dev/null', 'w').write('x'); zeros = open('/dev/zero', 'rb').read(4)\n"
-        "print(json.dumps({'root': sorted(os.listdir('/')), 'shown': reads(%r), 'beside': reads(%r),\n"
+        f"print(json.dumps({{'root': sorted(os.listdir('/')), 'shown': reads({str(shown)!r}), 'beside': reads({str(secret)!r}),\n"
         "  'devices': zeros == bytes(4), 'home': os.path.exists('/home'), 'etc': sorted(os.listdir('/etc')), 'mine': reads('mine.txt'),\n"
         "  'procs': sorted(e for e in os.listdir('/proc') if e.isdigit()) == sorted([str(os.getpid())]) or os.listdir('/proc')}))"
-    ) % (str(shown), str(secret))
+    )
     done, report = supervise(tmp_path, code, start, view=tmp_path / "view", show=(shown,))
     seen = json.loads(done.stdout)
     assert seen["shown"] == "for the host" and seen["beside"] == "FileNotFoundError"
@@ -437,9 +464,9 @@ def test_as_root_the_host_has_no_network(tmp_path: Path, start) -> None:
     try:
         code = (
             "import socket\n"
-            "try:\n    socket.create_connection(('127.0.0.1', %d), timeout=5); print('connected')\n"
+            f"try:\n    socket.create_connection(('127.0.0.1', {listener.getsockname()[1]}), timeout=5); print('connected')\n"
             "except OSError as exc:\n    print(type(exc).__name__, exc.errno)"
-        ) % listener.getsockname()[1]
+        )
         done, _ = supervise(tmp_path, code, start, view=tmp_path / "view")
     finally:
         listener.close()

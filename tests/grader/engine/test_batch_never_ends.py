@@ -27,14 +27,14 @@ import pytest
 from coursetests import MATRIX, copy_samples, expected_failed, new_course, page_text
 from nbgrader.api import Gradebook
 
-from grader.engine.batch import NotGraded, Progress, ResultStore, Task, grade_all
 from grader.course import COURSE_ID, graded_cells
+from grader.engine.batch import NotGraded, Progress, ResultStore, Task, grade_all
 from grader.labs import lab_checks
 from grader.notebook import is_answer_cell
 from grader.pipeline import SAMPLE_SUBMISSIONS
 from labkit.checking import MESSAGE_LIMIT
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 L1, L2 = "lab1_error_results", "lab2_scopes_expansion"
 GOOD = {L1: ["solution", "retries_business_error"], L2: ["solution", "project_beats_local"]}
 JUDGE = "The grader could not judge what your code returned ("
