@@ -11,6 +11,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from .labpage import Console
+from .labpage import LABS, REPO, Console
 
 SKIP_VARIABLE = "MCP_COURSE_SKIP_BROWSER"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -71,7 +72,8 @@ def free_port() -> int:
 class LabServer:
     """One ``jupyter lab`` on a folder: its own port, token, runtime, config and settings folders."""
 
-    def __init__(self, root: Path, extra_args: tuple[str, ...], env: dict[str, str] | None = None) -> None:
+    def __init__(self, root: Path, extra_args: tuple[str, ...], env: dict[str, str] | None = None, wait: bool = True) -> None:
+        """Start the server; with ``wait`` False, return at once and let ``ready()`` wait for it when it is needed."""
         self.root = Path(root)
         self.port = free_port()
         self.token = secrets.token_hex(16)
@@ -111,7 +113,16 @@ class LabServer:
                 command, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )  # fmt: skip
-        self._wait_ready()
+        self.answered = False
+        if wait:
+            self.ready()
+
+    def ready(self) -> LabServer:
+        """The server, once it answers /api/status."""
+        if not self.answered:
+            self._wait_ready()
+            self.answered = True
+        return self
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + READY_TIMEOUT
@@ -176,17 +187,76 @@ class LabServer:
 
 @pytest.fixture(scope="module")
 def jupyter_lab():
-    """A factory: ``jupyter_lab(root, *extra_args, env=None) -> LabServer``; every server stops after the module."""
+    """A factory: ``jupyter_lab(root, *extra_args, env=None, wait=True) -> LabServer``; every server stops after the
+    module."""
     started: list[LabServer] = []
 
-    def start(root: Path, *extra_args: str, env: dict[str, str] | None = None) -> LabServer:
-        server = LabServer(root, extra_args, env)
+    def start(root: Path, *extra_args: str, env: dict[str, str] | None = None, wait: bool = True) -> LabServer:
+        server = LabServer(root, extra_args, env, wait)
         started.append(server)
         return server
 
     yield start
     for server in started:
         server.stop()
+
+
+COURSE_LAB, RELEASED_LABS = "course_lab", "released_labs"
+RELEASE_TIMEOUT = 300  # seconds for the course's labs to be released
+
+
+@pytest.fixture(scope="session")
+def course_lab(tmp_path_factory):
+    """One JupyterLab on a temporary course, for the modules where a server of their own proves nothing: the lessons
+    (in ``notebooks/``), the labs (released into the course, whose nbgrader_config.py the server reads) and the
+    course extension's instructor (in ``extension/``). Each works in files of its own. Started, not waited for:
+    ``course_lab.ready()`` waits. The learner's JupyterLab and the instructor's demo course keep servers of their own.
+    """
+    root = tmp_path_factory.mktemp("course")
+    for lab in LABS:
+        shutil.copytree(REPO / "labs" / "source" / lab, root / "source" / lab)
+    shutil.copy(REPO / "labs" / "nbgrader_config.py", root)
+    shutil.copytree(REPO / "notebooks", root / "notebooks")
+    claude = REPO / "build" / "claude-code" / "node_modules" / ".bin" / "claude"
+    server = LabServer(root, (), {"CLAUDE_CODE_BIN": str(claude)} if claude.exists() else {}, wait=False)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def released_labs(course_lab):
+    """``python -m grader release`` of the four labs into course_lab's course, started in the background; a function
+    that waits for it and returns the course's folder (failing with the command's output if it failed)."""
+    root = course_lab.root
+    output = root.parent / f"{root.name}-release.log"
+    with output.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "grader", "release", "--course", str(root), *LABS],
+            cwd=root, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+
+    def wait() -> Path:
+        try:
+            returncode = process.wait(timeout=RELEASE_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            returncode = process.wait()
+        assert returncode == 0, f"the release failed ({returncode}):\n{output.read_text(errors='replace')[-4000:]}"
+        return root
+
+    yield wait
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _started_early(request):
+    """The shared JupyterLab, and the labs' release into its course, start with the session's first browser test
+    when a test will use them, so that they get ready while the tests before run."""
+    for name in (RELEASED_LABS, COURSE_LAB):
+        if any(name in getattr(item, "fixturenames", ()) for item in request.session.items):
+            request.getfixturevalue(name)
 
 
 @pytest.fixture

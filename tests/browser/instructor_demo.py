@@ -31,11 +31,21 @@ QUIZ = "quiz01_structured_tool_errors"
 QUIZ_STUDENT = "retries_business_error"
 QUIZ_WRONG = ("q01", "q02")  # the questions the quiz submission answers wrong; the rest it answers right
 
-# What `python -m grader demo` does (grader.cli.build_demo), on the samples in the folder given first.
-DEMO = (
-    "import sys; from grader.cli import build_demo; _, outcomes = build_demo(sys.argv[2], sys.argv[1]); "
-    "sys.exit(0 if all(o.ok for o in outcomes) else 1)"
-)
+# What `python -m grader demo` does (grader.cli.build_demo), on the samples in the folder given first, less one step:
+# its release does not grade each lab's own solution first (Course.validate_source). That a lab's solution earns
+# every point when released is tests/grader/test_pipeline.py's (it releases every lab), and test_labs.py runs each
+# solution's checks and Validate in the browser; the quizzes' notebooks are still checked against their questions.
+DEMO = """
+import sys
+from grader.cli import build_demo
+from grader.pipeline import Course
+from grader.quizzes import is_quiz
+
+validate_source = Course.validate_source
+Course.validate_source = lambda course, name: validate_source(course, name) if is_quiz(name) else None
+_, outcomes = build_demo(sys.argv[2], sys.argv[1])
+sys.exit(0 if all(o.ok for o in outcomes) else 1)
+"""
 
 
 def quiz_submission(folder: Path) -> None:

@@ -6,10 +6,13 @@ import re
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "build" / "screenshots"
+LABS = sorted(p.name for p in (REPO / "labs" / "source").glob("lab[0-9]*"))
 RUN_TIMEOUT = 120  # seconds for Run All to reach the last cell
+POLL = 100  # ms between two looks at the page while waiting on it (a look every frame costs the kernels CPU)
 NOTEBOOK = "#jp-main-dock-panel .jp-NotebookPanel:not(.lm-mod-hidden)"
 CYRILLIC = re.compile("[\u0400-\u04ff]")
 TRACEBACK = re.compile(r"Traceback|^\S*(Error|Exception)\b|File \"", re.MULTILINE)
@@ -30,10 +33,29 @@ def open_notebook(page, server, path: str) -> None:
     wait_idle(page, timeout=60)
 
 
+def menu(page, name: str, command: str) -> None:
+    """One item of the menu bar's menu ``name``, picked by its command."""
+    page.locator("#jp-menu-panel .lm-MenuBar-item", has_text=re.compile(f"^{name}$")).click()
+    page.locator(f'.lm-Menu-item[data-command="{command}"]').click()
+
+
 def run_all(page) -> None:
     """Run -> Run All Cells, from the menu bar, as a learner does."""
-    page.locator("#jp-menu-panel .lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
-    page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+    menu(page, "Run", "runmenu:run-all")
+
+
+# After a restart and clear: the kernel is idle and no code cell shows an execution count.
+CLEARED_JS = """(sel) => [...document.querySelector(sel).querySelectorAll('.jp-CodeCell .jp-InputPrompt')]
+    .every(p => !/\\d/.test(p.textContent))"""
+
+
+def restart_and_clear(page) -> None:
+    """Kernel -> Restart Kernel and Clear Outputs of All Cells, confirmed; wait until the fresh kernel is idle."""
+    menu(page, "Kernel", "kernelmenu:restart-and-clear")
+    page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept").click()
+    page.wait_for_function(
+        f"(sel) => ({IDLE_JS})(sel) && ({CLEARED_JS})(sel)", arg=NOTEBOOK, timeout=60_000, polling=POLL
+    )
 
 
 # The status bar names the current notebook's kernel and its state, e.g. "Python 3 (ipykernel) | Idle".
@@ -54,13 +76,15 @@ ALL_RUN_JS = """(sel) => [...document.querySelector(sel).querySelectorAll('.jp-C
 
 def wait_idle(page, timeout: float = RUN_TIMEOUT) -> None:
     """Wait until the notebook's kernel is idle and no cell is queued or running."""
-    page.wait_for_function(IDLE_JS, arg=NOTEBOOK, timeout=timeout * 1000)
+    page.wait_for_function(IDLE_JS, arg=NOTEBOOK, timeout=timeout * 1000, polling=POLL)
 
 
 def wait_all_run(page, timeout: float = RUN_TIMEOUT) -> None:
     """Wait until the kernel is idle and every code cell with code shows an execution count."""
     try:
-        page.wait_for_function(f"(sel) => ({IDLE_JS})(sel) && ({ALL_RUN_JS})(sel)", arg=NOTEBOOK, timeout=timeout * 1000)
+        page.wait_for_function(
+            f"(sel) => ({IDLE_JS})(sel) && ({ALL_RUN_JS})(sel)", arg=NOTEBOOK, timeout=timeout * 1000, polling=POLL
+        )
     except Exception as error:  # a Playwright TimeoutError: say which cells did not run
         raise AssertionError(f"Run All did not reach every code cell within {timeout} s; prompts: {prompts(page)}") from error
 
@@ -176,3 +200,42 @@ class Console:
 def watch(page, *allow: str) -> Console:
     """Record ``page``'s errors (for pages a module shares); ``.check()`` fails on any not allowed."""
     return Console(page, allow)
+
+
+class RunAhead:
+    """Notebooks opened in pages of their own and run with Run All, a few ahead of the tests that read them.
+
+    ``take(name)`` hands over the page of ``name`` once its Run All has finished (``finish_run``); by then the next
+    ``ahead`` notebooks have been started too, so their kernels run while the tests read this one. A notebook that
+    fails to open ahead is opened again when its turn comes, so only its own tests fail.
+    """
+
+    def __init__(self, context, server, paths: dict[str, str], ahead: int) -> None:
+        self.context, self.server, self.paths, self.ahead = context, server, paths, ahead
+        self.order = list(paths)
+        self.pages: dict = {}
+
+    def _start(self, name: str) -> None:
+        page = self.pages[name] = self.context.new_page()
+        page.name, page.path = name, self.paths[name]
+        page.console = watch(page)
+        open_notebook(page, self.server, page.path)
+        run_all(page)
+
+    def take(self, name: str, screenshot: str):
+        if name not in self.pages:
+            self._start(name)
+        for following in self.order[self.order.index(name) + 1 :][: self.ahead]:
+            if following not in self.pages:
+                try:
+                    self._start(following)
+                except PlaywrightError:  # its own tests say what went wrong, when they start it again
+                    self.pages.pop(following).close()
+        page = self.pages.pop(name)
+        finish_run(page, screenshot)
+        return page
+
+    def close(self) -> None:
+        for page in self.pages.values():
+            page.close()
+        self.pages.clear()

@@ -18,6 +18,7 @@ from . import labpage
 
 LESSON = "01_structured_tool_errors.ipynb"
 LAB = "lab1_error_results"
+FOLDER = "extension"  # the instructor's files, in the shared JupyterLab
 LEARNER_CONFIG = labpage.REPO / "jupyter" / "learner"  # what the learner's install adds to Jupyter's config path
 
 
@@ -30,23 +31,32 @@ def released(lab: str) -> nbformat.NotebookNode:
     return nb
 
 
-def course_folder(tmp_path_factory, name: str):
-    """A lesson and a released lab, side by side."""
-    root = tmp_path_factory.mktemp(name)
+def course_folder(root):
+    """A lesson and a released lab, side by side in ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
     shutil.copy(labpage.REPO / "notebooks" / LESSON, root / LESSON)
     nbformat.write(released(LAB), root / f"{LAB}.ipynb")
     return root
 
 
 @pytest.fixture(scope="module")
-def instructor_lab(jupyter_lab, tmp_path_factory):
-    """JupyterLab as the course's own environment has it: every part of nbgrader on."""
-    return jupyter_lab(course_folder(tmp_path_factory, "instructor"))
+def instructor_lab(course_lab):
+    """JupyterLab as the course's own environment has it, every part of nbgrader on: the shared one (conftest's
+    course_lab), where this module's files are in ``extension/``."""
+    course_folder(course_lab.root / FOLDER)
+    return course_lab.ready()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def learner_server(jupyter_lab, tmp_path_factory):
+    """The learner's JupyterLab, started with the module's first test and waited for by the test that uses it."""
+    root = course_folder(tmp_path_factory.mktemp("learner"))
+    return jupyter_lab(root, env={"JUPYTER_CONFIG_PATH": str(LEARNER_CONFIG)}, wait=False)
 
 
 @pytest.fixture(scope="module")
-def learner_lab(jupyter_lab, tmp_path_factory):
-    return jupyter_lab(course_folder(tmp_path_factory, "learner"), env={"JUPYTER_CONFIG_PATH": str(LEARNER_CONFIG)})
+def learner_lab(learner_server):
+    return learner_server.ready()
 
 
 def validate_button(page):
@@ -72,7 +82,7 @@ def test_a_lesson_has_neither_until_an_instructor_makes_it_an_assignment(page, i
     """The tools follow the notebook in front. Nbgrader > Create assignment still opens the sidebar on any notebook,
     since making an assignment starts there; once a cell is marked, the notebook is an assignment and has Validate."""
     instructor_lab.login(page)
-    labpage.open_notebook(page, instructor_lab, LESSON)
+    labpage.open_notebook(page, instructor_lab, f"{FOLDER}/{LESSON}")
     expect(validate_button(page)).to_be_hidden()
     expect(create_assignment_tab(page)).to_have_count(0)
     labpage.shot(page, "course_ui_lesson")

@@ -9,17 +9,16 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 
 import pytest
 
 from . import labpage
 
-LABS = sorted(p.name for p in (labpage.REPO / "labs" / "source").glob("lab[0-9]*"))
+LABS = labpage.LABS
 MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 NOT_A_VERDICT = re.compile(r"Traceback|File \"|labkit|grader/")
 VALIDATE_TIMEOUT = 120_000  # ms: Validate saves the notebook and runs it in a fresh kernel
+AHEAD = 0  # labs started while the tests work the current one (none: a lab is short)
 
 
 def answer_cells(nb: dict) -> dict[str, int]:
@@ -77,23 +76,15 @@ WRONG = {
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    """A temporary course holding the four labs, released with ``python -m grader release``."""
-    root = tmp_path_factory.mktemp("course")
-    for lab in LABS:
-        shutil.copytree(labpage.REPO / "labs" / "source" / lab, root / "source" / lab)
-    shutil.copy(labpage.REPO / "labs" / "nbgrader_config.py", root)
-    done = subprocess.run(
-        [sys.executable, "-m", "grader", "release", "--course", str(root), *LABS],
-        check=False, cwd=root, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    return root
+def course(released_labs):
+    """The shared JupyterLab's temporary course (conftest's course_lab), its four labs released with
+    ``python -m grader release`` (conftest's released_labs, started with the session)."""
+    return released_labs()
 
 
 @pytest.fixture(scope="module")
-def labs_lab(jupyter_lab, course):
-    return jupyter_lab(course)
+def labs_lab(course_lab, course):
+    return course_lab.ready()
 
 
 def learner_copy(course, lab: str, name: str) -> tuple[str, dict]:
@@ -113,19 +104,26 @@ def logged_in(labs_lab, module_context):
     return module_context
 
 
+@pytest.fixture(scope="module")
+def started(course, labs_lab, logged_in):
+    """Each lab's blank copy opened in a page of its own with Run All clicked, a few ahead of the tests that read it."""
+    paths = {lab: learner_copy(course, lab, "blank")[0] for lab in LABS}
+    runs = labpage.RunAhead(logged_in, labs_lab, paths, AHEAD)
+    yield runs
+    runs.close()
+
+
 @pytest.fixture(scope="module", params=LABS)
-def blank(request, course, labs_lab, logged_in):
-    """The blank released lab, opened and run with Run All; ``.ran`` is why Run All fell short, if it did."""
-    page = logged_in.new_page()
-    page.console = labpage.watch(page)
+def blank(request, course, labs_lab, started):
+    """The blank released lab, opened and run with Run All; ``.ran`` is why Run All fell short, if it did.
+
+    Its tests then work it as a learner does, in this one page: a wrong answer, then the solution and Validate."""
+    page = started.take(request.param, f"{request.param}_blank")
     page.lab = request.param
-    path, page.nb = learner_copy(course, request.param, "blank")
-    labpage.open_notebook(page, labs_lab, path)
-    labpage.run_all(page)
-    labpage.finish_run(page, f"{request.param}_blank")
+    page.nb = json.loads((course / "release" / page.lab / f"{page.lab}.ipynb").read_text())
     yield page
     page.close()
-    labs_lab.shut_down_kernels(path)
+    labs_lab.shut_down_kernels(page.path)
 
 
 def check_outputs(page, nb: dict) -> dict[str, str]:
@@ -170,31 +168,24 @@ def test_a_wrong_answer_gives_its_check_s_verdict_and_no_traceback(blank):
     assert not NOT_A_VERDICT.search(verdict), verdict
 
 
+def test_the_solution_passes_every_check_and_validates(blank):
+    """On the same page, after the wrong answer: every answer cell written right, the kernel restarted and its outputs
+    cleared, Run All, then the toolbar's Validate."""
+    for grade_id, index in answer_cells(blank.nb).items():
+        labpage.set_source(blank, labpage.code_cell(blank, index), solution(blank.lab, grade_id))
+    labpage.restart_and_clear(blank)
+    labpage.run_all(blank)
+    labpage.wait_all_run(blank)
+    labpage.shot(blank, f"{blank.lab}_solution")
+    verdicts = check_outputs(blank, blank.nb)
+    assert verdicts and {k: v for k, v in verdicts.items() if not v.startswith("[PASS] ")} == {}
+    assert labpage.error_outputs(blank) == []
+    blank.locator(f"{labpage.NOTEBOOK} .jp-Toolbar").get_by_text("Validate", exact=True).click()
+    blank.locator(".jp-Dialog").get_by_text("Success! Your notebook passes all the tests.").wait_for(
+        timeout=VALIDATE_TIMEOUT
+    )
+    labpage.shot(blank, f"{blank.lab}_validated")
+
+
 def test_the_blank_lab_s_page_reports_no_errors(blank):
     blank.console.check()
-
-
-@pytest.mark.parametrize("lab", LABS)
-def test_the_solution_passes_every_check_and_validates(lab, course, labs_lab, logged_in):
-    path, nb = learner_copy(course, lab, "solution")
-    page = logged_in.new_page()
-    console = labpage.watch(page)
-    try:
-        labpage.open_notebook(page, labs_lab, path)
-        for grade_id, index in answer_cells(nb).items():
-            labpage.set_source(page, labpage.code_cell(page, index), solution(lab, grade_id))
-        labpage.run_all(page)
-        labpage.wait_all_run(page)
-        labpage.shot(page, f"{lab}_solution")
-        verdicts = check_outputs(page, nb)
-        assert verdicts and {k: v for k, v in verdicts.items() if not v.startswith("[PASS] ")} == {}
-        assert labpage.error_outputs(page) == []
-        page.locator(f"{labpage.NOTEBOOK} .jp-Toolbar").get_by_text("Validate", exact=True).click()
-        page.locator(".jp-Dialog").get_by_text("Success! Your notebook passes all the tests.").wait_for(
-            timeout=VALIDATE_TIMEOUT
-        )
-        labpage.shot(page, f"{lab}_validated")
-        console.check()
-    finally:
-        page.close()
-        labs_lab.shut_down_kernels(path)

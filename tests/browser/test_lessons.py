@@ -1,68 +1,47 @@
 """Every lesson in JupyterLab in Chromium, as a learner meets it: Run All, then what the page shows.
 
-The lessons run from a copy of notebooks/ in a temporary folder, so nothing is written into the course.
-Each lesson opens once in its own page; the tests after it read that page.
+The lessons run from a copy of notebooks/ in a temporary folder (conftest's ``course_lab``), so nothing is written
+into the course.
+Each lesson opens once in its own page, started while the tests read the lessons before it; the tests after it
+read that page.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
 
 import pytest
-from playwright.sync_api import Error as PlaywrightError
 
 from . import labpage
 
 LESSONS = sorted(p.stem for p in (labpage.REPO / "notebooks").glob("0*.ipynb"))
 WITH_PLOTS = {"01_structured_tool_errors", "02_server_scopes", "04_tools_vs_resources", "05c_search_and_checklist"}
 ANSWER_TIMEOUT = 15_000  # ms for a widget's answer to follow one interaction
+AHEAD = 2  # lessons started while the tests read the current one
 
 
 @pytest.fixture(scope="module")
-def lessons_lab(jupyter_lab, tmp_path_factory):
-    root = tmp_path_factory.mktemp("course")
-    shutil.copytree(labpage.REPO / "notebooks", root / "notebooks")
-    claude = labpage.REPO / "build" / "claude-code" / "node_modules" / ".bin" / "claude"
-    return jupyter_lab(root, env={"CLAUDE_CODE_BIN": str(claude)} if claude.exists() else {})
+def lessons_lab(course_lab):
+    """The shared JupyterLab (conftest's course_lab), whose notebooks/ is a copy of the course's."""
+    return course_lab.ready()
 
 
 @pytest.fixture(scope="module")
 def started(lessons_lab, module_context):
-    """Lessons opened in their own page with Run All clicked, by name. The next lesson starts while the tests read
-    the current one, so two kernels share the machine's cores."""
-    pages = {}
+    """Lessons opened in their own page with Run All clicked, a few ahead of the tests that read them, so that
+    several kernels share the machine's cores (a lesson's kernel often waits on the servers it talks to)."""
     page = module_context.new_page()
     lessons_lab.login(page)
     page.close()
-
-    def start(name: str) -> None:
-        if name in pages:
-            return
-        page = pages[name] = module_context.new_page()
-        page.name, page.path = name, f"notebooks/{name}.ipynb"
-        page.console = labpage.watch(page)
-        labpage.open_notebook(page, lessons_lab, page.path)
-        labpage.run_all(page)
-
-    yield pages, start
-    for page in pages.values():
-        page.close()
+    runs = labpage.RunAhead(module_context, lessons_lab, {name: f"notebooks/{name}.ipynb" for name in LESSONS}, AHEAD)
+    yield runs
+    runs.close()
 
 
 @pytest.fixture(scope="module", params=LESSONS)
 def lesson(request, lessons_lab, started):
     """The lesson run with Run All; ``.ran`` is why Run All fell short, if it did."""
-    pages, start = started
-    start(request.param)
-    if request.param != LESSONS[-1]:
-        following = LESSONS[LESSONS.index(request.param) + 1]
-        try:
-            start(following)
-        except PlaywrightError:  # the following lesson's own tests say what went wrong, when they start it again
-            pages.pop(following).close()
-    page = pages.pop(request.param)
-    labpage.finish_run(page, f"lesson_{page.name}")
+    page = started.take(request.param, f"lesson_{request.param}")
     yield page
     page.close()
     lessons_lab.shut_down_kernels(page.path)
