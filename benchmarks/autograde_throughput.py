@@ -1,39 +1,43 @@
-"""Benchmark: this grading engine against stock ``nbgrader autograde`` on the same batch, in one run.
+"""Benchmark: this grading engine against stock ``nbgrader autograde``, on ordinary submissions first.
 
-    .venv/bin/python benchmarks/autograde_throughput.py [--copies N] [--jobs N] [--stock-timeout S]
+    .venv/bin/python benchmarks/autograde_throughput.py                  # the headline, 12, the CPU split, hostile
+    .venv/bin/python benchmarks/autograde_throughput.py --cohort 2000 --jobs 2
+    .venv/bin/python benchmarks/autograde_throughput.py --cohort 2000 --scheduler local   # a Dask LocalCluster of two workers
 
-The batch: every sample submission of ``tests/submissions`` (all labs; correct, partly wrong,
-blank), ``--copies`` times under other student names, plus hostile submissions made here
-(an endless loop and ``os._exit`` in a handler, ``SystemExit`` and an endless loop at the top
-level, a flood of printing). Both engines grade the same released notebooks:
+What it reports, every figure from this one run (timings move with the machine's load: compare the ratios):
 
-- this engine: ``grader.pipeline.Course.autograde`` (checks in worker processes, learner code in
-  a learner-host process, nbgrader records the scores);
-- stock: nbgrader's own autograde preprocessors (the notebook executed in a Jupyter kernel,
-  each graded cell's ``lab.check(...)`` running there, a cell that raises scoring 0), with
-  ``Execute.timeout`` set to ``--stock-timeout`` seconds per cell.
+- **the headline**: ``--samples`` ordinary (non-hostile) sample submissions of ``tests/submissions`` (30 by
+  default, every lab, solutions, blanks and mistakes; ``--samples all`` for every one), graded by this engine
+  (``Course.autograde``, the default worker count) and by stock nbgrader (its own autograde preprocessors, the
+  notebook executed in a Jupyter kernel, ``Execute.timeout`` = ``--stock-timeout``), one after the other on the
+  same released notebooks. The scores must be identical: the run fails (exit status 1) when one differs;
+- the same for a batch of ``--small`` of them (12 by default), and this engine on it with one worker;
+- the per-submission CPU split of this engine on the headline batch (one worker, in this process): the checks
+  (the lab's check functions with their MCP round trips), the learner host (supervisor, host and the servers it
+  starts: what the fork server reaps), nbgrader's sanitising steps, nbgrader's recording (the gradebook, the
+  autograde steps after the checks, the files it writes), and the rest;
+- the hostile batch on its own (an endless loop, ``os._exit``, a segfault, a flood of printing, a 2 GB allocation
+  in handlers and at the top level): this engine against stock, as a second figure (``--no-hostile`` skips it);
+- otter-grader's fastest route without Docker (``otter.api.grade_submission`` in a loop) when otter is installed.
 
-It prints the wall time and throughput of each, their ratio, and where the scores agree. Then
-figures of this engine: a learner host as grading starts it (supervisor, sandbox and limits), from
-asking for it to its first tool result, forked from the warm fork server and started as new
-programs (``GRADER_HOST_START=exec``); the fork server's own start, once per grading process; a
-bare host and a plain ``MCPServer`` with the SDK's stdio client from process start to first result,
-for comparison; and the CPU seconds one lab's checks take on one submission, counting this process,
-its children and every host and server the fork server forked. Timings are wall-clock on whatever
-machine runs this; compare the ratios, which come from one run. The figures recorded are in
-``docs/performance.md``.
+``--cohort N`` grades N submissions instead (the samples repeated, each copy a distinct student), with ``--jobs``
+workers here or on the Dask scheduler given (``--scheduler local`` starts a ``LocalCluster`` of two workers on
+ports 9300-9399), and reports the cost per submission of the first 200 against the last 200 of each phase, the
+grader's peak resident memory, and the throughput. ``--plot PNG`` draws throughput against workers (1, 2) from
+cohort runs and projects the time for 2,000 learners x 4 labs on 32- and 128-core Dask clusters.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import shutil
-import statistics
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,6 +47,8 @@ import nbformat
 
 from grader.notebook import is_answer_cell
 from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course
+
+LABS = ["lab1_error_results", "lab2_scopes_expansion", "lab3_tools_resources", "lab4_server_integration"]
 
 # name -> (lab, the text to find in the solution's answer cells, what to put instead)
 HOSTILE = {
@@ -70,14 +76,42 @@ HOSTILE = {
 }
 
 
-def build_batch(folder: Path, copies: int) -> list[tuple[str, str]]:
-    pairs = []
-    samples = sorted((p.parent.parent.name, p.parent.name) for p in SAMPLE_SUBMISSIONS.glob("*/*/*.ipynb"))
+# --- the batches ---------------------------------------------------------------------------------
+
+
+def samples() -> list[tuple[str, str]]:
+    """Every ordinary sample submission, (student, lab), sorted."""
+    return sorted((p.parent.parent.name, p.parent.name) for p in SAMPLE_SUBMISSIONS.glob("*/*/*.ipynb") if p.parent.name in LABS)
+
+
+def ordinary(count: int | None) -> list[tuple[str, str]]:
+    """``count`` ordinary samples (None: all), spread over the labs: each lab's solution and blank first, then the
+    catalogued mistakes taken in turn from each lab, in name order. The first ``n`` of a larger pick are its pick of n."""
+    by_lab: dict[str, list[str]] = defaultdict(list)
+    for student, lab in samples():
+        by_lab[lab].append(student)
+    queues = {lab: sorted(by_lab[lab], key=lambda s: (s not in ("solution", "blank"), s != "solution", s)) for lab in LABS}
+    picked: list[tuple[str, str]] = []
+    while any(queues.values()):
+        for lab in LABS:
+            if queues[lab]:
+                picked.append((queues[lab].pop(0), lab))
+    return picked if count is None else picked[:count]
+
+
+def copy_samples(folder: Path, pairs: list[tuple[str, str]], copies: int = 1) -> list[tuple[str, str]]:
+    """The pairs' notebooks under ``folder``, ``copies`` times (each copy a distinct student: ``name__k``)."""
+    out = []
     for copy in range(copies):
-        for student, lab in samples:
+        for student, lab in pairs:
             name = student if copy == 0 else f"{student}__{copy}"
             shutil.copytree(SAMPLE_SUBMISSIONS / student / lab, folder / name / lab)
-            pairs.append((name, lab))
+            out.append((name, lab))
+    return out
+
+
+def write_hostile(folder: Path) -> list[tuple[str, str]]:
+    pairs = []
     for name, (lab, old, new) in HOSTILE.items():
         nb = nbformat.read(str(SAMPLE_SUBMISSIONS / "solution" / lab / f"{lab}.ipynb"), as_version=4)
         (cell,) = [c for c in nb.cells if is_answer_cell(c) and old in c.source]
@@ -88,182 +122,399 @@ def build_batch(folder: Path, copies: int) -> list[tuple[str, str]]:
     return pairs
 
 
+def build_batch(folder: Path, copies: int = 1) -> list[tuple[str, str]]:
+    """Every ordinary sample (``copies`` times) and the hostile submissions, under ``folder``."""
+    return copy_samples(folder, ordinary(None), copies) + write_hostile(folder)
+
+
+def cohort_pairs(folder: Path, size: int) -> list[tuple[str, str]]:
+    """``size`` submissions: the ordinary samples repeated in turn, each copy a distinct student."""
+    pool = ordinary(None)
+    pairs = []
+    for i in range(size):
+        student, lab = pool[i % len(pool)]
+        name = f"{student}__{i // len(pool)}"
+        shutil.copytree(SAMPLE_SUBMISSIONS / student / lab, folder / name / lab)
+        pairs.append((name, lab))
+    return pairs
+
+
+# --- measuring -----------------------------------------------------------------------------------
+
+
+def _engine_module(name: str):
+    """A module of the grading engine (grader.engine), imported when a measure needs it."""
+    import importlib
+
+    return importlib.import_module(f"grader.engine.{name}")
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process, its children that ended, and the hosts its own fork server forked (that ended)."""
+    forkserver = _engine_module("forkserver")
+    warm = forkserver._shared if getattr(forkserver, "_shared", None) is not None and forkserver._shared.owner == os.getpid() else None
+    own = sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
+    return own + (warm.cpu_seconds() if warm is not None else 0.0)
+
+
+def released_course(work: Path, labs: list[str] | None = None) -> Path:
+    """The course with ``labs`` (default: every lab) released, once per run."""
+    released = work / "released"
+    if not released.exists():
+        labs = labs or LABS
+        released.mkdir(parents=True)
+        for lab in labs:
+            shutil.copytree(DEFAULT_COURSE / "source" / lab, released / "source" / lab)
+        Course(released).release(labs)
+    return released
+
+
+def fresh_course(work: Path, name: str, submissions: Path) -> tuple[Course, list[tuple[str, str]]]:
+    shutil.copytree(released_course(work), work / name)
+    course = Course(work / name)
+    return course, course.collect(submissions)
+
+
 def scores(course: Course) -> dict[tuple[str, str], float]:
     return {(r["student"], r["lab"]): r["score"] for r in course.gradebook()}
 
 
-def stock_autograde(course: Course, pairs, timeout: int) -> list[str]:
-    """nbgrader autograde with its stock preprocessors; returns the pairs it could not grade."""
+def run_engine(course: Course, pairs, jobs: int | None, scheduler: str | None = None) -> dict:
+    before, start = cpu_seconds(), time.perf_counter()
+    outcomes = course.autograde(pairs, jobs=jobs, scheduler=scheduler)
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "cpu": cpu_seconds() - before, "failed": [f"{o.student}/{o.lab}" for o in outcomes if not o.ok]}
+
+
+HIDDEN_TEST = """# Hidden check, as a stock nbgrader course runs hidden tests: in the kernel, restored at autograde.
+from grader.labs import lab_checks as _lab_checks
+lab.checks.checks[{name!r}] = _lab_checks(lab.name)[{name!r}]
+lab.check({name!r})"""
+
+
+def hidden_tests_in_the_kernel(course: Course) -> int:
+    """Give the stock course the hidden checks the way stock nbgrader has hidden tests: the released graded cell's
+    source in the gradebook runs the check in the kernel (nbgrader's OverwriteCells puts a locked cell's source back
+    from the gradebook at autograde). Without it, stock nbgrader scores a hidden check's cell, which only prints,
+    as passed. Returns how many cells it changed."""
+    import re
+
+    from nbformat.v4 import new_code_cell
+    from nbgrader.api import Gradebook
+    from nbgrader.utils import compute_checksum
+
+    changed = 0
+    with Gradebook(course.db_url, course_id=course.course_id) as gb:
+        for assignment in gb.assignments:
+            for notebook in assignment.notebooks:
+                for source in notebook.source_cells:
+                    found = re.search(r'lab\.hidden\("([^"]+)"\)', source.source or "")
+                    if not found or not source.locked:
+                        continue
+                    cell = new_code_cell(HIDDEN_TEST.format(name=found.group(1)))
+                    graded = {c.name: c for c in notebook.grade_cells}.get(source.name)
+                    cell.metadata["nbgrader"] = {
+                        "grade": graded is not None, "grade_id": source.name, "locked": True, "solution": False,
+                        "points": float(graded.max_score) if graded is not None else 0.0, "schema_version": 3,
+                    }
+                    source.source, source.checksum = cell.source, compute_checksum(cell)
+                    changed += 1
+        gb.db.commit()
+    return changed
+
+
+def run_stock(course: Course, pairs, timeout: int) -> dict:
+    """nbgrader autograde with its stock preprocessors, one submission after another."""
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config import Config
 
-    from grader.course import (
-        COURSE_ID,  # the release registered each lab in the gradebook
-    )
-
     config = Config()
     config.CourseDirectory.root = str(course.root)
-    config.CourseDirectory.course_id = COURSE_ID
+    config.CourseDirectory.course_id = course.course_id
     config.Execute.timeout = timeout
     api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
-    failed = []
-    for student, lab in pairs:
-        if not api.autograde(lab, student)["success"]:
-            failed.append(f"{student}/{lab}")
-    return failed
+    before, start = cpu_seconds(), time.perf_counter()
+    failed = [f"{student}/{lab}" for student, lab in pairs if not api.autograde(lab, student)["success"]]
+    return {"seconds": time.perf_counter() - start, "cpu": cpu_seconds() - before, "failed": failed}
 
 
-def first_result_seconds(command: list[str], call) -> float:
-    from mcp import StdioServerParameters
-
-    from servers.client import connect
-
-    start = time.perf_counter()
-    with connect(StdioServerParameters(command=command[0], args=command[1:], cwd=str(REPO)), timeout=30) as session:
-        call(session)
-        return time.perf_counter() - start
-
-
-NAIVE_SERVER = """
-from mcp.server.mcpserver import MCPServer
-server = MCPServer("naive")
-@server.tool()
-def echo(text: str) -> str:
-    return text
-server.run()
-"""
-
-
-def sandboxed_first_result_seconds(code: str, lab: str) -> float:
-    """A learner host as grading starts it (supervisor, sandbox, limits), from asking for it to its first tool result."""
-    from grader.engine.grading import Hosts, Limits
-
-    with tempfile.TemporaryDirectory(prefix="bench-host-") as scratch:
-        scratch = Path(scratch)
-        (scratch / "answers.py").write_text(code)
-        with open(scratch / "stderr.log", "w") as errlog:
-            hosts = Hosts(lab, scratch, Limits(), errlog)
-            start = time.perf_counter()
-            session = hosts.start()
-            try:
-                session.call("search_orders", customer_email="nobody@example.com")
-                return time.perf_counter() - start
-            finally:
-                session.close()
+def compare(work: Path, name: str, pairs_of: list[tuple[str, str]], *, jobs, stock_timeout: int, one_job: bool = False) -> dict:
+    """This engine and stock nbgrader on the same submissions, one after the other, in fresh copies of the course."""
+    folder = work / f"{name}-submissions"
+    pairs = copy_samples(folder, pairs_of) if not name.startswith("hostile") else write_hostile(folder)
+    figures: dict = {"count": len(pairs)}
+    engine, engine_pairs = fresh_course(work, f"{name}-engine", folder)
+    figures["engine"] = run_engine(engine, engine_pairs, jobs)
+    if one_job:
+        single, single_pairs = fresh_course(work, f"{name}-one-job", folder)
+        figures["engine_one_job"] = run_engine(single, single_pairs, 1)
+    stock, stock_pairs = fresh_course(work, f"{name}-stock", folder)
+    hidden_tests_in_the_kernel(stock)
+    figures["stock"] = run_stock(stock, stock_pairs, stock_timeout)
+    ours, theirs = scores(engine), scores(stock)
+    both = sorted(set(ours) & set(theirs))
+    figures["agree"] = sum(ours[p] == theirs[p] for p in both)
+    figures["both"] = len(both)
+    figures["differ"] = [(f"{p[0]}/{p[1]}", ours[p], theirs[p]) for p in both if ours[p] != theirs[p]]
+    figures["ratio"] = figures["stock"]["seconds"] / figures["engine"]["seconds"]
+    return figures
 
 
-def host_figures(work: Path, rounds: int = 5) -> dict[str, float]:
-    from grader.notebook import answer_code, read_notebook
-    from grader.engine import forkserver
+def cpu_split(work: Path, pairs_of: list[tuple[str, str]]) -> dict[str, float]:
+    """Per-submission CPU seconds of this engine on these submissions, by where it goes (one worker, this process)."""
+    from nbconvert.preprocessors import Preprocessor
+    from traitlets.config import Config
 
-    lab = "lab1_error_results"
-    answers = answer_code(read_notebook(SAMPLE_SUBMISSIONS / "solution" / lab / f"{lab}.ipynb"))
-    code = work / "answers.py"
-    code.write_text(answers)
-    naive = work / "naive_server.py"
-    naive.write_text(NAIVE_SERVER)
-    figures = {}
-    server = forkserver.ForkServer()
-    start = time.perf_counter()
-    server._start()
-    figures["fork_server_start"] = time.perf_counter() - start
-    server.close()
-    forkserver.shared()  # this process's fork server, started before the rounds: it is started once per worker
-    sandboxed_first_result_seconds(answers, lab)
-    figures["forked"] = statistics.median(sandboxed_first_result_seconds(answers, lab) for _ in range(rounds))
-    os.environ["GRADER_HOST_START"] = "exec"
+    from grader.course import configure
+
+    grading, batch = _engine_module("grading"), _engine_module("batch")
+    folder = work / "split-submissions"
+    pairs = copy_samples(folder, pairs_of)
+    course, course_pairs = fresh_course(work, "split", folder)
+    sanitising = tuple(configure(Config()).Autograde.sanitize_preprocessors)
+    spent = defaultdict(float)
+
+    original_check = grading.run_check
+
+    def run_check(*args, **kwargs):
+        start = time.process_time()
+        try:
+            return original_check(*args, **kwargs)
+        finally:
+            spent["checks"] += time.process_time() - start
+
+    original_call = Preprocessor.__call__
+
+    def call(self, nb, resources):
+        if not isinstance(self, sanitising):
+            return original_call(self, nb, resources)
+        start = time.process_time()
+        try:
+            return original_call(self, nb, resources)
+        finally:
+            spent["sanitising"] += time.process_time() - start
+
+    original_grade_all = batch.grade_all
+
+    def grade_all(*args, **kwargs):
+        start = time.process_time()
+        try:
+            return original_grade_all(*args, **kwargs)
+        finally:
+            spent["checks phase"] += time.process_time() - start
+
+    forkserver = _engine_module("forkserver")
+    grading.run_check, Preprocessor.__call__, batch.grade_all = run_check, call, grade_all
     try:
-        figures["started_anew"] = statistics.median(sandboxed_first_result_seconds(answers, lab) for _ in range(rounds))
+        warm = forkserver.shared()  # this process's fork server, started before the clock: once per worker
+        host_before = warm.cpu_seconds() if warm else 0.0
+        before = time.process_time()
+        course.autograde(course_pairs, jobs=1)
+        own = time.process_time() - before
+        host = (warm.cpu_seconds() if warm else 0.0) - host_before
     finally:
-        del os.environ["GRADER_HOST_START"]
-    host = [sys.executable, "-m", "servers.learner_host", "--lab", lab, "--code", str(code)]
-    figures["bare_host"] = statistics.median(
-        first_result_seconds(host, lambda s: s.call("search_orders", customer_email="nobody@example.com")) for _ in range(rounds)
-    )
-    figures["naive"] = statistics.median(first_result_seconds([sys.executable, str(naive)], lambda s: s.call("echo", text="hi")) for _ in range(rounds))
-    return figures
+        grading.run_check, Preprocessor.__call__, batch.grade_all = original_check, original_call, original_grade_all
+    n = len(pairs)
+    recording_phase = own - spent["checks phase"]
+    split = {
+        "checks": spent["checks"] / n,
+        "learner host": host / n,
+        "nbgrader sanitising": spent["sanitising"] / n,
+        "nbgrader recording": (recording_phase - spent["sanitising"]) / n,
+        "rest": (spent["checks phase"] - spent["checks"]) / n,
+    }
+    split["engine in all"] = sum(split.values())
+    return split
 
 
-def cpu_seconds() -> float:
-    """CPU time of this process, its children, and the hosts its fork server forked (and that have ended)."""
-    from grader.engine import forkserver
-
-    warm = forkserver.shared()
-    own = sum(
-        u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
-    )
-    return own + (warm.cpu_seconds() if warm is not None else 0.0)
+# --- otter-grader, when it is installed -----------------------------------------------------------
 
 
-def cpu_per_lab() -> dict[str, float]:
-    """CPU seconds (this process, the learner hosts and the servers it starts) for one lab's checks on its solution."""
-    from grader.engine.grading import grade_code
-    from grader.labs import LAB_MODULES
-    from grader.notebook import answer_code, read_notebook
+def otter_available() -> bool:
+    try:
+        import otter.api  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
-    figures = {}
-    for lab in LAB_MODULES:
-        code = answer_code(read_notebook(SAMPLE_SUBMISSIONS / "solution" / lab / f"{lab}.ipynb"))
-        grade_code(lab, code)  # warm: imports of the checks' own modules, the fork server's start
-        runs = []
-        for _ in range(3):
+
+# --- the cohort ----------------------------------------------------------------------------------
+
+
+def run_cohort(work: Path, size: int, jobs: int | None, scheduler: str | None) -> dict:
+    batch = _engine_module("batch")
+    folder = work / "cohort-submissions"
+    if not folder.exists():
+        cohort_pairs(folder, size)
+    name = f"cohort-{'dask' if scheduler else jobs}"
+    course, pairs = fresh_course(work, name, folder)
+    stamps: dict[str, list[float]] = defaultdict(list)
+    original = batch.Progress.advance
+
+    def advance(self, n: int = 1) -> None:
+        stamps[self.label].extend([time.perf_counter()] * n)
+        original(self, n)
+
+    batch.Progress.advance = advance
+    try:
+        with open(os.devnull, "w") as quiet:
+            start = time.perf_counter()
             before = cpu_seconds()
-            grade_code(lab, code)
-            runs.append(cpu_seconds() - before)
-        figures[lab] = statistics.median(runs)
+            outcomes = course.autograde(pairs, jobs=jobs, scheduler=scheduler, progress=quiet)
+            seconds = time.perf_counter() - start
+            cpu = cpu_seconds() - before
+    finally:
+        batch.Progress.advance = original
+    figures = {"size": len(pairs), "seconds": seconds, "cpu": cpu, "graded": sum(o.ok for o in outcomes), "phases": {}}
+    for label, times in stamps.items():
+        edge = min(200, len(times) // 2)
+        if edge < 2:
+            continue
+        first = (times[edge - 1] - times[0]) / (edge - 1)
+        last = (times[-1] - times[-edge]) / (edge - 1)
+        figures["phases"][label] = {"first": first, "last": last, "ratio": last / first if first else float("nan"), "edge": edge}
+    figures["rss_self_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    figures["rss_children_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return figures
+
+
+def local_cluster():
+    from dask.distributed import LocalCluster
+
+    for port in range(9300, 9400):
+        try:
+            return LocalCluster(n_workers=2, threads_per_worker=1, processes=True, scheduler_port=port, dashboard_address=None)
+        except OSError:
+            continue
+    raise RuntimeError("no free port in 9300-9399 for the Dask scheduler")
+
+
+def plot(points: dict[int, float], path: Path, note: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    workers = sorted(points)
+    fig, ax = plt.subplots(figsize=(5, 3.4), dpi=120)
+    ax.plot(workers, [points[w] for w in workers], marker="o")
+    ax.set_xlabel("workers (--jobs)")
+    ax.set_ylabel("submissions per second")
+    ax.set_xticks(workers)
+    ax.set_ylim(bottom=0)
+    ax.set_title("Autograde throughput against workers", fontsize=10)
+    ax.text(0.02, 0.02, note, transform=ax.transAxes, fontsize=7, va="bottom")
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def projection(per_submission_cpu: float, record_seconds: float, cores: int, submissions: int = 8000) -> float:
+    """Seconds to grade ``submissions`` on ``cores`` Dask worker cores: the checks spread over the cores, nbgrader's
+    recording one submission at a time beside them (the gradebook is one SQLite file): the slower of the two."""
+    return max(submissions * per_submission_cpu / cores, submissions * record_seconds)
+
+
+# --- main ----------------------------------------------------------------------------------------
+
+
+def show(name: str, figures: dict) -> None:
+    e, s = figures["engine"], figures["stock"]
+    print(f"{name} ({figures['count']} submissions):")
+    print(f"  this engine:    {e['seconds']:7.1f} s  {figures['count'] / e['seconds']:6.2f} /s  CPU {e['cpu']:6.1f} s  not graded: {e['failed'] or 'none'}")
+    if "engine_one_job" in figures:
+        o = figures["engine_one_job"]
+        print(f"  one worker:     {o['seconds']:7.1f} s  {figures['count'] / o['seconds']:6.2f} /s  CPU {o['cpu']:6.1f} s")
+    print(f"  stock nbgrader: {s['seconds']:7.1f} s  {figures['count'] / s['seconds']:6.2f} /s  CPU {s['cpu']:6.1f} s  not graded: {s['failed'] or 'none'}")
+    print(f"  ratio (stock / engine): {figures['ratio']:.1f}x; scores agree on {figures['agree']} of {figures['both']}")
+    for who, ours, theirs in figures["differ"]:
+        print(f"    differ: {who}: engine {ours:g}, stock {theirs:g}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--copies", type=int, default=1, help="Times the sample matrix enters the batch (default 1).")
-    parser.add_argument("--jobs", type=int, default=None, help="This engine's worker processes (default: the number of cores).")
+    parser.add_argument("--samples", default="30", help="Ordinary submissions in the headline batch (default 30; 'all').")
+    parser.add_argument("--small", type=int, default=12, help="The smaller batch (default 12; 0 skips it).")
+    parser.add_argument("--jobs", type=int, default=None, help="This engine's workers (default: its own default).")
     parser.add_argument("--stock-timeout", type=int, default=30, help="Stock nbgrader's seconds per cell (default 30).")
+    parser.add_argument("--no-hostile", action="store_true", help="Skip the hostile batch (stock spends minutes on it).")
+    parser.add_argument("--no-split", action="store_true", help="Skip the per-submission CPU split.")
+    parser.add_argument("--cohort", type=int, default=0, help="Grade this many submissions instead (the samples repeated).")
+    parser.add_argument("--scheduler", default=None, help="With --cohort: a Dask scheduler (tcp://HOST:PORT), or 'local'.")
+    parser.add_argument("--workers", default=None, help="With --cohort: a list of --jobs to run one after the other, e.g. 1,2.")
+    parser.add_argument("--plot", type=Path, default=None, help="With --cohort --workers: draw throughput against workers here.")
+    parser.add_argument("--json", type=Path, default=None, help="Write every figure to this file as JSON too.")
     options = parser.parse_args()
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
+    report: dict = {"load_at_start": os.getloadavg()[0]}
 
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         work = Path(tmp)
-        pairs = build_batch(work / "submissions", options.copies)
-        print(f"batch: {len(pairs)} submissions of {len({lab for _, lab in pairs})} labs, {len(HOSTILE)} of them hostile")
-        released = work / "released"
-        shutil.copytree(DEFAULT_COURSE / "source", released / "source")
-        Course(released).release()
-        courses = {}
-        for name in ("engine", "stock"):
-            shutil.copytree(released, work / name)
-            courses[name] = Course(work / name)
-            courses[name].collect(work / "submissions")
-
-        start = time.perf_counter()
-        outcomes = courses["engine"].autograde(pairs, jobs=options.jobs)
-        engine_seconds = time.perf_counter() - start
-        engine_failed = [f"{o.student}/{o.lab}" for o in outcomes if not o.ok]
-
-        start = time.perf_counter()
-        stock_failed = stock_autograde(courses["stock"], pairs, options.stock_timeout)
-        stock_seconds = time.perf_counter() - start
-
-        ours, theirs = scores(courses["engine"]), scores(courses["stock"])
-        both = sorted(set(ours) & set(theirs))
-        agree = [p for p in both if ours[p] == theirs[p]]
-        print(f"this engine:    {engine_seconds:7.1f} s  {len(pairs) / engine_seconds:6.2f} submissions/s  not graded: {engine_failed or 'none'}")
-        print(f"stock nbgrader: {stock_seconds:7.1f} s  {len(pairs) / stock_seconds:6.2f} submissions/s  not graded: {stock_failed or 'none'}")
-        print(f"throughput ratio (engine / stock): {stock_seconds / engine_seconds:.1f}x")
-        print(f"scores agree on {len(agree)} of {len(both)} submissions both graded")
-        for p in both:
-            if ours[p] != theirs[p]:
-                print(f"  differ: {p[0]}/{p[1]}: engine {ours[p]:g}, stock {theirs[p]:g}")
-
-        figures = host_figures(work)
-        print(f"learner host forked from the warm fork server, asked for to first tool result: {figures['forked']:.3f} s (median of 5)")
-        print(f"learner host started anew under its supervisor, same measure:                 {figures['started_anew']:.3f} s (median of 5)")
-        print(f"the fork server's own start, once per grading process:                         {figures['fork_server_start']:.3f} s")
-        print(f"bare learner host (no supervisor), process start to first tool result:         {figures['bare_host']:.3f} s (median of 5)")
-        print(f"plain MCPServer + SDK stdio client, same measure:                              {figures['naive']:.3f} s (median of 5)")
-        for lab, seconds in cpu_per_lab().items():
-            print(f"CPU for {lab}'s checks on one submission (grader + learner host + servers): {seconds:.2f} s (median of 3)")
-    return 0
+        if options.cohort:
+            runs = {}
+            cluster = None
+            try:
+                if options.scheduler:
+                    address = options.scheduler
+                    if address == "local":
+                        cluster = local_cluster()
+                        address = cluster.scheduler_address
+                    runs["dask"] = run_cohort(work, options.cohort, None, address)
+                for jobs in [int(j) for j in (options.workers or str(options.jobs or 2)).split(",")] if not options.scheduler or options.workers else []:
+                    runs[jobs] = run_cohort(work, options.cohort, jobs, None)
+            finally:
+                if cluster is not None:
+                    cluster.close()
+            for key, figures in runs.items():
+                where = "Dask LocalCluster, 2 workers" if key == "dask" else f"--jobs {key}"
+                print(f"cohort of {figures['size']} ({where}): {figures['seconds']:.1f} s, {figures['size'] / figures['seconds']:.2f} /s, "
+                      f"CPU {figures['cpu'] / figures['size']:.3f} s per submission, graded {figures['graded']}")
+                for label, phase in figures["phases"].items():
+                    print(f"  {label}: per submission, first {phase['edge']}: {phase['first']:.3f} s, last {phase['edge']}: "
+                          f"{phase['last']:.3f} s (last / first {phase['ratio']:.2f})")
+                print(f"  peak RSS: grader {figures['rss_self_mb']:.0f} MB, largest worker {figures['rss_children_mb']:.0f} MB")
+            report["cohort"] = {str(k): v for k, v in runs.items()}
+            local = {k: v for k, v in runs.items() if k != "dask"}
+            if local:
+                widest = local[max(local)]
+                cpu = widest["cpu"] / widest["size"]
+                record = widest["phases"].get("record", {}).get("last", 0.0)
+                for cores in (32, 128):
+                    seconds = projection(cpu, record, cores)
+                    print(f"projection, 2,000 learners x 4 labs on a {cores}-core Dask cluster: {seconds / 60:.0f} min "
+                          f"({cpu:.2f} CPU-s per submission spread over {cores} cores; recording {record:.3f} s each, one at a time)")
+                    report.setdefault("projection", {})[cores] = seconds
+            if options.plot and local:
+                plot({k: v["size"] / v["seconds"] for k, v in local.items()}, options.plot,
+                     f"{options.cohort} submissions, {os.cpu_count()} cores, load {report['load_at_start']:.1f} at start")
+        else:
+            count = None if options.samples == "all" else int(options.samples)
+            headline = ordinary(count)
+            report["headline"] = compare(work, "headline", headline, jobs=options.jobs, stock_timeout=options.stock_timeout)
+            show("the headline: ordinary submissions", report["headline"])
+            if options.small:
+                report["small"] = compare(work, "small", headline[: options.small], jobs=options.jobs, stock_timeout=options.stock_timeout, one_job=True)
+                show("a small batch", report["small"])
+            if not options.no_split:
+                report["split"] = cpu_split(work, headline)
+                s = report["split"]
+                print("CPU per submission, this engine on the headline batch (one worker):")
+                for key, value in s.items():
+                    print(f"  {key:22s} {value:6.3f} s")
+                if s["checks"]:
+                    print(f"  engine in all / checks: {s['engine in all'] / s['checks']:.2f}")
+            if not options.no_hostile:
+                report["hostile"] = compare(work, "hostile", [], jobs=options.jobs, stock_timeout=options.stock_timeout)
+                show("the hostile batch", report["hostile"])
+            if otter_available():
+                print("otter-grader is installed, but no otter configuration of the labs ships with the course: skipped.")
+            else:
+                print("otter-grader is not installed: its comparison is skipped.")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    if options.json:
+        options.json.write_text(json.dumps(report, indent=1, default=str))
+    differ = [f for key in ("headline", "small") if key in report for f in report[key]["differ"]]
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":
