@@ -34,6 +34,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -328,6 +329,101 @@ def cpu_split(work: Path, pairs_of: list[tuple[str, str]]) -> dict[str, float]:
     return split
 
 
+# --- the learner host's start, and one lab's checks --------------------------------------------------
+
+
+def first_result_seconds(command: list[str], call) -> float:
+    from mcp import StdioServerParameters
+
+    from servers.client import connect
+
+    start = time.perf_counter()
+    with connect(StdioServerParameters(command=command[0], args=command[1:], cwd=str(REPO)), timeout=30) as session:
+        call(session)
+        return time.perf_counter() - start
+
+
+NAIVE_SERVER = """
+from mcp.server.mcpserver import MCPServer
+server = MCPServer("naive")
+@server.tool()
+def echo(text: str) -> str:
+    return text
+server.run()
+"""
+
+
+def sandboxed_first_result_seconds(code: str, lab: str) -> float:
+    """A learner host as grading starts it (supervisor, sandbox, limits), from asking for it to its first tool result."""
+    from grader.engine.grading import Hosts, Limits
+
+    with tempfile.TemporaryDirectory(prefix="bench-host-") as scratch:
+        scratch = Path(scratch)
+        (scratch / "answers.py").write_text(code)
+        with open(scratch / "stderr.log", "w") as errlog:
+            hosts = Hosts(lab, scratch, Limits(), errlog)
+            start = time.perf_counter()
+            session = hosts.start()
+            try:
+                session.call("search_orders", customer_email="nobody@example.com")
+                return time.perf_counter() - start
+            finally:
+                session.close()
+
+
+def host_figures(work: Path, rounds: int = 5) -> dict[str, float]:
+    from grader.engine import forkserver
+    from grader.notebook import answer_code, read_notebook
+
+    lab = "lab1_error_results"
+    answers = answer_code(read_notebook(SAMPLE_SUBMISSIONS / "solution" / lab / f"{lab}.ipynb"))
+    code = work / "answers.py"
+    code.write_text(answers)
+    naive = work / "naive_server.py"
+    naive.write_text(NAIVE_SERVER)
+    figures = {}
+    server = forkserver.ForkServer()
+    start = time.perf_counter()
+    server._start()
+    figures["fork_server_start"] = time.perf_counter() - start
+    server.close()
+    forkserver.shared()  # this process's fork server, started before the rounds: it is started once per worker
+    sandboxed_first_result_seconds(answers, lab)
+    figures["forked"] = statistics.median(sandboxed_first_result_seconds(answers, lab) for _ in range(rounds))
+    os.environ["GRADER_HOST_START"] = "exec"
+    try:
+        figures["started_anew"] = statistics.median(sandboxed_first_result_seconds(answers, lab) for _ in range(rounds))
+    finally:
+        del os.environ["GRADER_HOST_START"]
+    host = [sys.executable, "-m", "servers.learner_host", "--lab", lab, "--code", str(code)]
+    figures["bare_host"] = statistics.median(
+        first_result_seconds(host, lambda s: s.call("search_orders", customer_email="nobody@example.com")) for _ in range(rounds)
+    )
+    figures["naive"] = statistics.median(first_result_seconds([sys.executable, str(naive)], lambda s: s.call("echo", text="hi")) for _ in range(rounds))
+    return figures
+
+
+
+def cpu_per_lab() -> dict[str, float]:
+    """CPU seconds (this process, the learner hosts and the servers it starts) for one lab's checks on its solution."""
+    from grader.engine.grading import grade_code
+    from grader.labs import LAB_MODULES
+    from grader.notebook import answer_code, read_notebook
+
+    figures = {}
+    for lab in LAB_MODULES:
+        code = answer_code(read_notebook(SAMPLE_SUBMISSIONS / "solution" / lab / f"{lab}.ipynb"))
+        grade_code(lab, code)  # warm: imports of the checks' own modules, the fork server's start
+        runs = []
+        for _ in range(3):
+            before = cpu_seconds()
+            grade_code(lab, code)
+            runs.append(cpu_seconds() - before)
+        figures[lab] = statistics.median(runs)
+    return figures
+
+
+
 # --- otter-grader, when it is installed -----------------------------------------------------------
 
 
@@ -443,6 +539,7 @@ def main() -> int:
     parser.add_argument("--scheduler", default=None, help="With --cohort: a Dask scheduler (tcp://HOST:PORT), or 'local'.")
     parser.add_argument("--workers", default=None, help="With --cohort: a list of --jobs to run one after the other, e.g. 1,2.")
     parser.add_argument("--plot", type=Path, default=None, help="With --cohort --workers: draw throughput against workers here.")
+    parser.add_argument("--host-figures", action="store_true", help="Also the learner host's start and each lab's CPU.")
     parser.add_argument("--json", type=Path, default=None, help="Write every figure to this file as JSON too.")
     options = parser.parse_args()
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
@@ -506,6 +603,15 @@ def main() -> int:
             if not options.no_hostile:
                 report["hostile"] = compare(work, "hostile", [], jobs=options.jobs, stock_timeout=options.stock_timeout)
                 show("the hostile batch", report["hostile"])
+            if options.host_figures:
+                figures = host_figures(work)
+                print(f"learner host forked from the warm fork server, asked for to first tool result: {figures['forked']:.3f} s (median of 5)")
+                print(f"learner host started anew under its supervisor, same measure:                 {figures['started_anew']:.3f} s (median of 5)")
+                print(f"the fork server's own start, once per grading process:                         {figures['fork_server_start']:.3f} s")
+                print(f"bare learner host (no supervisor), process start to first tool result:         {figures['bare_host']:.3f} s (median of 5)")
+                print(f"plain MCPServer + SDK stdio client, same measure:                              {figures['naive']:.3f} s (median of 5)")
+                for lab, seconds in cpu_per_lab().items():
+                    print(f"CPU for {lab}'s checks on one submission (grader + learner host + servers): {seconds:.2f} s (median of 3)")
             if otter_available():
                 print("otter-grader is installed, but no otter configuration of the labs ships with the course: skipped.")
             else:

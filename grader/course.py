@@ -13,12 +13,18 @@ gradebook, formgrader, feedback and export work unchanged.
 from __future__ import annotations
 
 import copy
+import json
+import os
+import traceback
+from contextlib import contextmanager
 from dataclasses import replace
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat.v4 import new_code_cell, new_output
 from nbgrader import utils
-from nbgrader.converters import GenerateAssignment
+from nbgrader.converters import Autograde, GenerateAssignment
+from nbgrader.nbgraderformat import ValidationError
+from nbgrader.nbgraderformat.v3 import MetadataValidatorV3
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
@@ -34,8 +40,8 @@ from nbgrader.preprocessors import (
 from traitlets import Bool, Float, Unicode
 from traitlets.config import Config
 
-from grader.feedback import configure_feedback
 from grader.engine.grading import CALL_TIMEOUT_SECONDS, grade_code
+from grader.feedback import configure_feedback
 from grader.labs import LAB_MODULES, lab_checks
 from grader.notebook import answer_code
 from grader.quizzes import UnknownQuiz, is_quiz, quiz
@@ -209,12 +215,10 @@ class RestoreGradedCells(NbGraderPreprocessor):
     other."""
 
     def preprocess(self, nb, resources):
-        from nbgrader.api import Gradebook
-
         lab = resources["nbgrader"]["assignment"]
         if not knows(lab):
             return nb, resources
-        with Gradebook(resources["nbgrader"]["db_url"]) as gb:
+        with gradebook_of(resources) as gb:
             source = gb.find_notebook(resources["nbgrader"]["notebook"], lab)
             points = {cell.name: cell.max_score for cell in source.grade_cells}
             texts = {cell.name: cell.source for cell in source.source_cells if cell.cell_type == "code"}
@@ -278,7 +282,20 @@ def quiz_cell_score(cell, log=None) -> float | None:
 
 class SaveCheckGrades(SaveAutoGrades):
     """nbgrader's SaveAutoGrades, except that a quiz's answer cell (an answer cell that is graded, which nbgrader
-    leaves to a person) is scored from its verdict's result, as a check's graded cell is."""
+    leaves to a person) is scored from its verdict's result, as a check's graded cell is; and, in a batch
+    (``BatchAutograde``), every score of the notebook goes into the batch's open gradebook, committed once with
+    the rest of the submission rather than once per cell."""
+
+    def preprocess(self, nb, resources):
+        shared = shared_gradebook(resources)
+        if shared is None:
+            return super().preprocess(nb, resources)
+        self.notebook_id = resources["nbgrader"]["notebook"]
+        self.assignment_id = resources["nbgrader"]["assignment"]
+        self.student_id = resources["nbgrader"]["student"]
+        self.db_url = resources["nbgrader"]["db_url"]
+        self.gradebook = shared
+        return super(SaveAutoGrades, self).preprocess(nb, resources)
 
     def _add_score(self, cell, resources):
         if not (utils.is_solution(cell) and is_quiz(resources["nbgrader"]["assignment"])):
@@ -287,6 +304,298 @@ class SaveCheckGrades(SaveAutoGrades):
         grade.auto_score = quiz_cell_score(cell, self.log)
         grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
         self.gradebook.db.commit()
+
+
+# --- recording a batch through one open gradebook ------------------------------------------------------------
+
+SHARED_GRADEBOOK = "shared_gradebook"  # resources["nbgrader"][...]: which open gradebook of a batch to use (BatchAutograde)
+_OPEN: dict = {}  # that name -> the batch's open gradebook (resources are deep-copied, a gradebook cannot be)
+
+
+def shared_gradebook(resources):
+    """The batch's open gradebook when a batch records this notebook (``BatchAutograde``), else None."""
+    return _OPEN.get(resources["nbgrader"].get(SHARED_GRADEBOOK))
+
+
+@contextmanager
+def gradebook_of(resources):
+    """The batch's open gradebook when a batch records this notebook, else a gradebook opened for this step alone."""
+    from nbgrader.api import Gradebook
+
+    shared = shared_gradebook(resources)
+    if shared is not None:
+        yield shared
+        return
+    with Gradebook(resources["nbgrader"]["db_url"]) as gb:
+        yield gb
+
+
+class SharedOverwriteKernelspec(OverwriteKernelspec):
+    """nbgrader's OverwriteKernelspec, reading the release's kernelspec from the batch's open gradebook."""
+
+    def preprocess(self, nb, resources):
+        if shared_gradebook(resources) is None:
+            return super().preprocess(nb, resources)
+        with gradebook_of(resources) as gb:
+            kernelspec = gb.find_notebook(resources["nbgrader"]["notebook"], resources["nbgrader"]["assignment"]).kernelspec
+        if kernelspec:
+            nb.metadata["kernelspec"] = json.loads(kernelspec)
+        return nb, resources
+
+
+class SharedOverwriteCells(OverwriteCells):
+    """nbgrader's OverwriteCells, comparing each cell with the release through the batch's open gradebook."""
+
+    def preprocess(self, nb, resources):
+        shared = shared_gradebook(resources)
+        if shared is None:
+            return super().preprocess(nb, resources)
+        self.notebook_id = resources["nbgrader"]["notebook"]
+        self.assignment_id = resources["nbgrader"]["assignment"]
+        self.db_url = resources["nbgrader"]["db_url"]
+        self.gradebook = shared
+        nb, resources = super(OverwriteCells, self).preprocess(nb, resources)
+        if self.add_missing_cells:
+            nb, resources = self.add_missing_grade_cells(nb, resources)
+            nb, resources = self.add_missing_task_cells(nb, resources)
+        return nb, resources
+
+
+class SharedAssignLatePenalties(AssignLatePenalties):
+    """nbgrader's AssignLatePenalties, writing the penalty into the batch's open gradebook."""
+
+    def preprocess(self, nb, resources):
+        shared = shared_gradebook(resources)
+        if shared is None:
+            return super().preprocess(nb, resources)
+        self.notebook_id = resources["nbgrader"]["notebook"]
+        self.assignment_id = resources["nbgrader"]["assignment"]
+        self.student_id = resources["nbgrader"]["student"]
+        self.db_url = resources["nbgrader"]["db_url"]
+        self.init_plugin()
+        self.gradebook = shared
+        nb, resources = super(AssignLatePenalties, self).preprocess(nb, resources)
+        assignment = shared.find_submission(self.assignment_id, self.student_id)
+        notebook = shared.find_submission_notebook(self.notebook_id, self.assignment_id, self.student_id)
+        notebook.late_submission_penalty = None
+        if assignment.total_seconds_late > 0:
+            self.log.warning(f"{assignment} is {assignment.total_seconds_late} seconds late")
+            penalty = self.plugin_inst.late_submission_penalty(self.student_id, notebook.score, assignment.total_seconds_late)
+            self.log.warning(f"Late submission penalty: {penalty}")
+            if penalty is not None:
+                notebook.late_submission_penalty = self._check_late_penalty(notebook, penalty)
+        shared.db.commit()
+        return nb, resources
+
+
+_PASSED_METADATA: set = set()  # (cell type, nbgrader metadata as JSON) that nbgrader's validator has let through
+_PASSED_LIMIT = 100_000
+
+
+class RememberingValidator(MetadataValidatorV3):
+    """nbgrader's metadata validator (format 3), which remembers the cell metadata it let through: the graded cells
+    of one lab carry the same metadata in every submission, and jsonschema checks its own schema on every call."""
+
+    def validate_cell(self, cell) -> None:
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if meta is None:
+            return
+        try:
+            key = (cell.cell_type, json.dumps(meta, sort_keys=True))
+        except (TypeError, ValueError):
+            key = None
+        if key is not None and key in _PASSED_METADATA:
+            return
+        super().validate_cell(cell)
+        # A changed cell type is only a warning, which each notebook that has one should log.
+        if key is not None and meta.get("cell_type", cell.cell_type) == cell.cell_type and len(_PASSED_METADATA) < _PASSED_LIMIT:
+            _PASSED_METADATA.add(key)
+
+
+_VALIDATOR: list = []
+
+
+def metadata_validator() -> RememberingValidator:
+    if not _VALIDATOR:
+        _VALIDATOR.append(RememberingValidator())
+    return _VALIDATOR[0]
+
+
+class CheckMetadataOnce(CheckCellMetadata):
+    """nbgrader's CheckCellMetadata, with one validator for the process that remembers what it let through."""
+
+    def preprocess(self, nb, resources):
+        try:
+            metadata_validator().validate_nb(nb)
+        except ValidationError:
+            self.log.error(traceback.format_exc())
+            msg = "Notebook failed to validate; the nbgrader metadata may be corrupted."
+            self.log.error(msg)
+            raise ValidationError(msg) from None
+        return nb, resources
+
+
+class _DeferredSession:
+    """The batch's session as nbgrader's code sees it: ``commit()`` writes what is pending and expires what was read,
+    as a commit does, but the transaction stays open until ``BatchAutograde`` commits the whole submission."""
+
+    def __init__(self, session) -> None:
+        self._session = session
+
+    def commit(self) -> None:
+        self._session.flush()
+        self._session.expire_all()
+
+    def __getattr__(self, name):
+        return getattr(self._session, name)
+
+
+class BatchAutograde(Autograde):
+    """nbgrader's Autograde converter, made once for a batch of submissions: its steps made once, and every
+    submission recorded through one open gradebook, in one transaction (all of its rows or none of them).
+
+    ``record(lab, student)`` is what ``NbGraderAPI.autograde(lab, student)`` does (the same steps, the same files,
+    the same rows, the same result: success, and the log), without opening the gradebook a dozen times and
+    committing once per cell."""
+
+    def __init__(self, coursedir, **kwargs) -> None:
+        from nbgrader.api import Gradebook
+
+        super().__init__(coursedir=coursedir, **kwargs)
+        self.force = True
+        self.create_student = True
+        self.gradebook = Gradebook(self.coursedir.db_url, self.coursedir.course_id)
+        self._session = self.gradebook.db
+        self.gradebook.db = _DeferredSession(self._session)
+        self._steps: dict[bool, list] = {}
+        self._ready = False  # its writer and exporter made
+        self._name = f"{os.getpid()}-{id(self)}"
+        _OPEN[self._name] = self.gradebook
+
+    def close(self) -> None:
+        _OPEN.pop(self._name, None)
+        self.gradebook.db = self._session
+        self.gradebook.close()
+
+    def _init_preprocessors(self) -> None:
+        if self._sanitizing not in self._steps:
+            self.exporter._preprocessors = []
+            for step in self.sanitize_preprocessors if self._sanitizing else self.autograde_preprocessors:
+                self.exporter.register_preprocessor(step)
+            self._steps[self._sanitizing] = list(self.exporter._preprocessors)
+        self.exporter._preprocessors = list(self._steps[self._sanitizing])
+
+    def init_single_notebook_resources(self, notebook_filename):
+        resources = super().init_single_notebook_resources(notebook_filename)
+        resources["nbgrader"][SHARED_GRADEBOOK] = self._name
+        return resources
+
+    def init_assignment(self, assignment_id: str, student_id: str) -> None:
+        """Autograde.init_assignment, through the open gradebook."""
+        import shutil
+
+        from nbgrader.api import MissingEntry
+        from nbgrader.converters.base import BaseConverter, NbGraderException
+
+        BaseConverter.init_assignment(self, assignment_id, student_id)
+        gb = self.gradebook
+        self.log.info("Creating/updating student with ID '%s': %s", student_id, {})
+        gb.update_or_create_student(student_id)
+        try:
+            gb.find_assignment(assignment_id)
+        except MissingEntry:
+            msg = f"No assignment with ID '{assignment_id}' exists in the database"
+            self.log.error(msg)
+            raise NbGraderException(msg) from None
+        timestamp = self.coursedir.get_existing_timestamp(self._format_source(assignment_id, student_id))
+        if timestamp:
+            submission = gb.update_or_create_submission(assignment_id, student_id, timestamp=timestamp)
+            self.log.info("%s submitted at %s", submission, timestamp)
+            if submission.total_seconds_late > 0:
+                self.log.warning("%s is %s seconds late", submission, submission.total_seconds_late)
+        else:
+            gb.update_or_create_submission(assignment_id, student_id)
+        self.log.info("Overwriting files with master versions from the source directory")
+        dest_path = self._format_dest(assignment_id, student_id)
+        source_path = self.coursedir.format_path(self.coursedir.source_directory, ".", assignment_id)
+        source_files = set(utils.find_all_files(source_path, self.coursedir.ignore + ["*.ipynb"]))
+        source_files -= {os.path.join(source_path, x) for x in self.exclude_overwriting.get(assignment_id, [])}
+        for filename in source_files:
+            dest = os.path.join(dest_path, os.path.relpath(filename, source_path))
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            if os.path.exists(dest):
+                os.remove(dest)
+            self.log.info("Copying %s -> %s", filename, dest)
+            shutil.copy(filename, dest)
+        notebooks = []
+        for notebook in self.notebooks:
+            try:
+                gb.find_notebook(os.path.splitext(os.path.basename(notebook))[0], assignment_id)
+            except MissingEntry:
+                self.log.warning("Skipping unknown notebook: %s", notebook)
+            else:
+                notebooks.append(notebook)
+        self.notebooks = notebooks
+        if not notebooks:
+            msg = "No notebooks found, did you forget to run 'nbgrader generate_assignment'?"
+            self.log.error(msg)
+            raise NbGraderException(msg)
+        for notebook in gb.find_assignment(assignment_id).notebooks:
+            path = os.path.join(
+                self.coursedir.format_path(self.coursedir.submitted_directory, student_id, assignment_id), f"{notebook.name}.ipynb"
+            )
+            if not os.path.exists(path):
+                self.log.warning(f"No submitted file: {path}")
+                for grade in gb.find_submission_notebook(notebook.name, assignment_id, student_id).grades:
+                    grade.auto_score = 0
+                    grade.needs_manual_grade = False
+                gb.db.commit()
+
+    def record(self, assignment_id: str, student_id: str) -> dict:
+        """Sanitise, grade and record one submission, as ``NbGraderAPI.autograde`` does; committed when it succeeds,
+        nothing of it kept when it fails. Returns nbgrader's result: ``success`` and ``log`` (and ``error``)."""
+        from nbconvert.writers import FilesWriter
+        from nbgrader.utils import capture_log
+
+        if not self._ready:
+            self.writer = FilesWriter(parent=self, config=self.config)
+            self.exporter = self.exporter_class(parent=self, config=self.config)
+            self._ready = True
+        coursedir = self.coursedir
+        coursedir.assignment_id, coursedir.student_id = assignment_id, student_id
+        try:
+            result = capture_log(_Converting(self))
+        except BaseException:
+            self._session.rollback()
+            raise
+        if result["success"]:
+            try:
+                self._session.commit()
+            except Exception as exc:  # noqa: BLE001 - the gradebook refused the write (locked, full disk)
+                self._session.rollback()
+                return {"success": False, "log": result.get("log", ""), "exception": exc}
+        else:
+            self._session.rollback()
+        return result
+
+
+class _Converting:
+    """What ``capture_log`` starts for ``BatchAutograde.record``: the converter's notebooks found and converted, the
+    writer and exporter it already has kept."""
+
+    def __init__(self, converter: BatchAutograde) -> None:
+        self.converter = converter
+        self.log = converter.log
+
+    def start(self) -> None:
+        converter = self.converter
+        converter.init_notebooks()
+        here = os.getcwd()
+        os.chdir(converter.coursedir.root)
+        try:
+            converter.convert_notebooks()
+        finally:
+            os.chdir(here)
 
 
 def release_preprocessors() -> list:
@@ -304,18 +613,18 @@ def configure(c: Config) -> Config:
         ClearOutput,
         ForgetForgedGradedCells,
         DeduplicateIds,
-        OverwriteKernelspec,
-        OverwriteCells,
+        SharedOverwriteKernelspec,
+        SharedOverwriteCells,
         RestoreGradedCells,
-        CheckCellMetadata,
+        CheckMetadataOnce,
     ]
     c.Autograde.autograde_preprocessors = [
         TrustedChecks,
         ClearMetadataPreprocessor,
         LimitOutput,
         SaveCheckGrades,
-        AssignLatePenalties,
-        CheckCellMetadata,
+        SharedAssignLatePenalties,
+        CheckMetadataOnce,
     ]
     configure_feedback(c)
     return c

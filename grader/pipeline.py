@@ -192,6 +192,14 @@ class Course:
         coursedir = CourseDirectory(config=config)
         return NbGraderAPI(coursedir=coursedir, config=config)
 
+    def recorder(self, call_timeout: float | None = None, require_sandbox: bool = False):
+        """nbgrader's Autograde for a whole batch (``grader.course.BatchAutograde``): made once, with the gradebook
+        open once, each submission recorded in one transaction. Close it when the batch is recorded."""
+        from grader.course import BatchAutograde
+
+        api = self.api(call_timeout, require_sandbox)
+        return BatchAutograde(coursedir=api.coursedir, parent=api)
+
     def check_lab(self, lab: str) -> None:
         if lab not in ASSIGNMENTS:
             raise PipelineError(
@@ -742,32 +750,36 @@ class Course:
 
         recording = Progress(len(tasks), "record", stream=progress) if progress and tasks else None
         already = self._recorded_submissions()
-        api = None
-        for n, task in enumerate(tasks, start=1):
-            student, lab = task.student, task.lab
-            checks = graded.get((student, lab))
-            done = (
-                (student, lab) in already
-                and store.is_marked_recorded(lab, student, recorded_as[student, lab])
-                and (self.root / "autograded" / student / lab / f"{lab}.ipynb").exists()
-            )
-            if isinstance(checks, NotGraded):
-                outcomes[student, lab] = Outcome(student, lab, False, checks.reason)
-            elif done:
-                outcomes[student, lab] = Outcome(student, lab, True)
-            else:
-                store.forget_recorded(lab, student)
-                try:
-                    api = api or self.api(call_timeout, require_sandbox)
-                    result = api.autograde(lab, student)
-                except Exception as exc:  # noqa: BLE001 - nbgrader raising instead of reporting a failure
-                    result = {"success": False, "log": "", "exception": exc}
-                if result["success"]:
-                    store.mark_recorded(lab, student, recorded_as[student, lab])
-                outcomes[student, lab] = Outcome(student, lab, result["success"], "" if result["success"] else _not_graded(lab, result))
-            if recording:
-                recording.advance()
-            maybe_kill("record", n)
+        recorder = None  # nbgrader's Autograde, made once for the batch, with the gradebook open (BatchAutograde)
+        try:
+            for n, task in enumerate(tasks, start=1):
+                student, lab = task.student, task.lab
+                checks = graded.get((student, lab))
+                done = (
+                    (student, lab) in already
+                    and store.is_marked_recorded(lab, student, recorded_as[student, lab])
+                    and (self.root / "autograded" / student / lab / f"{lab}.ipynb").exists()
+                )
+                if isinstance(checks, NotGraded):
+                    outcomes[student, lab] = Outcome(student, lab, False, checks.reason)
+                elif done:
+                    outcomes[student, lab] = Outcome(student, lab, True)
+                else:
+                    store.forget_recorded(lab, student)
+                    try:
+                        recorder = recorder or self.recorder(call_timeout, require_sandbox)
+                        result = recorder.record(lab, student)
+                    except Exception as exc:  # noqa: BLE001 - nbgrader raising instead of reporting a failure
+                        result = {"success": False, "log": "", "exception": exc}
+                    if result["success"]:  # committed: the gradebook holds it
+                        store.mark_recorded(lab, student, recorded_as[student, lab])
+                    outcomes[student, lab] = Outcome(student, lab, result["success"], "" if result["success"] else _not_graded(lab, result))
+                if recording:
+                    recording.advance()
+                maybe_kill("record", n)
+        finally:
+            if recorder is not None:
+                recorder.close()
         finished = [outcomes[pair] if outcomes[pair].ok else replace(outcomes[pair], message=self.neutral(outcomes[pair].message)) for pair in pairs]
         self.record_outcomes(finished)
         self._name_unnamed([o.student for o in finished if o.ok])

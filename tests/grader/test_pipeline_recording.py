@@ -1,0 +1,91 @@
+"""Recording a batch costs its set-up once: nbgrader's Autograde converter and the gradebook are opened once per
+batch, not once per submission, and each submission is one transaction (real nbgrader, real checks, one lab)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from nbgrader.api import Gradebook
+from nbgrader.converters import Autograde
+from sqlalchemy.orm import Session
+
+from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course
+
+LAB = "lab3_tools_resources"
+STUDENTS = ["solution", "blank", "missing_template", "catalog_as_a_tool"]
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("released") / "course"
+    shutil.copytree(DEFAULT_COURSE / "source" / LAB, root / "source" / LAB)
+    Course(root).release([LAB])
+    return root
+
+
+def grade_counting(released: Path, where: Path, students: list[str], monkeypatch) -> dict[str, int]:
+    """Autograde ``students``' samples in a copy of the course, counting what the recording set up and committed."""
+    course_root, submissions = where / "course", where / "submissions"
+    shutil.copytree(released, course_root)
+    for student in students:
+        shutil.copytree(SAMPLE_SUBMISSIONS / student / LAB, submissions / student / LAB)
+    course = Course(course_root)
+    pairs = course.collect(submissions)
+    counts = {"gradebooks": 0, "converters": 0, "commits": 0}
+
+    def counted(cls, name, key):
+        original = getattr(cls, name)
+
+        def wrapper(self, *args, **kwargs):
+            counts[key] += 1
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(cls, name, wrapper)
+
+    course.autograde(pairs, jobs=1)  # the checks, stored; then nbgrader's recording, counted below
+    for student in students:  # recorded again from the stored checks: only the recording is counted
+        shutil.rmtree(course_root / "autograded" / student)
+    counted(Gradebook, "__init__", "gradebooks")
+    counted(Autograde, "__init__", "converters")
+    counted(Session, "commit", "commits")
+    outcomes = course.autograde(pairs, jobs=1)
+    monkeypatch.undo()
+    assert all(o.ok for o in outcomes), outcomes
+    return counts
+
+
+def test_recording_opens_the_gradebook_and_makes_the_converter_once_per_batch(released, tmp_path, monkeypatch) -> None:
+    one = grade_counting(released, tmp_path / "one", STUDENTS[:1], monkeypatch)
+    four = grade_counting(released, tmp_path / "four", STUDENTS, monkeypatch)
+
+    assert four["converters"] == one["converters"] == 1
+    assert four["gradebooks"] == one["gradebooks"]  # none per submission
+    assert four["commits"] - one["commits"] == len(STUDENTS) - 1  # one transaction per submission, not per cell
+
+
+def test_a_batch_records_the_same_scores_as_nbgraders_own_autograde_one_submission_at_a_time(released, tmp_path) -> None:
+    batch_root, single_root, submissions = tmp_path / "batch", tmp_path / "single", tmp_path / "submissions"
+    for student in STUDENTS:
+        shutil.copytree(SAMPLE_SUBMISSIONS / student / LAB, submissions / student / LAB)
+    shutil.copytree(released, batch_root)
+    batch = Course(batch_root)
+    assert all(o.ok for o in batch.autograde(batch.collect(submissions), jobs=1))
+    shutil.copytree(released, single_root)
+    single = Course(single_root)
+    single.autograde(single.collect(submissions), jobs=1)  # the checks, stored, then recorded again below by nbgrader
+    api = single.api()
+    for student in STUDENTS:
+        assert api.autograde(LAB, student)["success"]
+
+    def grades(course: Course) -> dict:
+        with course.open_gradebook() as gb:
+            return {
+                (student, g.name): (g.auto_score, g.needs_manual_grade)
+                for student in STUDENTS
+                for g in gb.find_submission_notebook(LAB, LAB, student).grades
+            }
+
+    assert grades(batch) == grades(single)
+    assert [r["score"] for r in batch.gradebook()] == [r["score"] for r in single.gradebook()]
