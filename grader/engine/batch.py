@@ -282,7 +282,7 @@ def grade_all(
         return results
     if scheduler:
         _on_dask(todo, scheduler, settle, grade)
-    elif (jobs or default_jobs()) == 1:
+    elif min(jobs or default_jobs(), len(todo)) == 1:  # one worker, or one submission: no process to start for it
         for task in todo:
             settle(task, lambda task=task: grade(task.lab, task.code, task.timeout, **task.options))
     else:

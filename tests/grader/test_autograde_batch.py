@@ -20,8 +20,8 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from grader.engine.batch import KILL_AFTER, STORE
 from grader.course import COURSE_ID, graded_cells
+from grader.engine.batch import KILL_AFTER, STORE, ResultStore, Task, grade_all
 from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course
 
 REPO = Path(__file__).resolve().parents[2]
@@ -60,7 +60,7 @@ def autograde(course: Path, submissions: Path, *options: str, kill_after: str | 
         env[KILL_AFTER] = kill_after
     return subprocess.run(
         [sys.executable, "-m", "grader", "autograde", str(submissions), "--course", str(course), *options],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
+        check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
     )
 
 
@@ -200,7 +200,7 @@ def test_the_call_timeout_reaches_the_worker_processes(released, tmp_path) -> No
 )
 def test_a_bad_number_is_refused_saying_what_is_wanted(submissions, option: str, value: str, said: str) -> None:
     run = subprocess.run(
-        [sys.executable, "-m", "grader", "autograde", str(submissions), option, value], cwd=REPO, capture_output=True, text=True
+        [sys.executable, "-m", "grader", "autograde", str(submissions), option, value], check=False, cwd=REPO, capture_output=True, text=True
     )
     assert run.returncode == 2
     assert said in run.stderr
@@ -218,3 +218,15 @@ def test_an_unreachable_scheduler_ends_in_a_sentence_saying_what_to_do(released,
     assert "error: Cannot reach the Dask scheduler at tcp://127.0.0.1:9" in run.stderr
     assert "leave out --scheduler to grade on this machine" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_a_batch_of_one_submission_is_graded_without_starting_a_worker_process(tmp_path) -> None:
+    graded_in = []
+
+    def grade(lab, code, timeout=None, **options):
+        graded_in.append(os.getpid())
+        return []
+
+    grade_all([Task("ana", "lab3_tools_resources", "x = 1")], ResultStore(tmp_path), jobs=2, grade=grade)
+
+    assert graded_in == [os.getpid()]  # a worker would cost its start (imports, fork server) for one submission
