@@ -57,6 +57,10 @@ def warm() -> None:
 
     import servers.toolkit  # noqa: F401 - the host's server builder
 
+    with suppress(ImportError):  # MCPServer() imports rich's logging where rich is installed
+        import rich.console  # noqa: F401
+        import rich.logging  # noqa: F401
+
 
 class Runner:
     """Runs ``python [options] (-m MODULE | -c CODE | SCRIPT) ARGS`` in a forked child.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -79,6 +80,21 @@ CELL_SEPARATOR = "# ---- next answer cell ----"
 LOAD_ERROR_MARK = "answer cells failed to run: "
 
 
+def plain_logging() -> None:
+    """Log to stderr in plain lines before any learner code runs.
+
+    The SDK's ``MCPServer()`` sets up logging itself when nothing has, with rich's handler where rich is installed;
+    rendering one traceback that way takes a host seconds, so a ``sys.exit`` in a learner's tool would end its
+    process only after the grader had given up on the call. With a handler already on the root logger, the SDK
+    leaves logging as it is.
+    """
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        root.addHandler(handler)
+
+
 def load_learner_code(lab: str, code: str) -> tuple[dict[str, Any], str | None]:
     """Run the learner's answer cells, each on its own, in a fresh namespace holding the lab's kit.
 
@@ -88,6 +104,7 @@ def load_learner_code(lab: str, code: str) -> tuple[dict[str, Any], str | None]:
     kits = _kits()
     if lab not in kits:
         raise SystemExit(f"No lab named {lab!r}; known labs: {', '.join(sorted(kits))}.")
+    plain_logging()
     namespace: dict[str, Any] = {"__name__": "submission", **kits[lab]()}
     cells = code.split(f"\n{CELL_SEPARATOR}\n")
     errors = []

@@ -358,3 +358,23 @@ def expand_value(text, env, remote_field):
     answers = result["structuredContent"]["answers"]
     assert answers[0] == {"value": "A"} and answers[2] == {"value": "B"}
     assert answers[1]["error"].startswith("expand_value raised KeyError: 'boom' (line 4 of")
+
+
+def test_loading_answer_cells_leaves_the_sdk_no_room_to_install_rich_logging():
+    # With rich installed, MCPServer() would otherwise log through rich, whose slow tracebacks made a
+    # sys.exit in a learner's tool look like a hang to the grader.
+    import logging
+
+    from servers.learner_host.host import load_learner_code
+
+    root = logging.getLogger()
+    saved = root.handlers[:]
+    root.handlers.clear()
+    try:
+        namespace, load_error = load_learner_code(
+            "lab4_server_integration", 'from mcp.server.mcpserver import MCPServer\nserver = MCPServer("mine")\n'
+        )
+        assert load_error is None and "server" in namespace
+        assert root.handlers and all(type(h) is logging.StreamHandler for h in root.handlers)
+    finally:
+        root.handlers[:] = saved
