@@ -58,7 +58,7 @@ def warm() -> None:
     import servers.toolkit  # noqa: F401 - the host's server builder
 
     with suppress(ImportError):  # MCPServer() imports rich's logging where rich is installed
-        import rich.console  # noqa: F401
+        import rich.console
         import rich.logging  # noqa: F401
 
 
