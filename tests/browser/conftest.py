@@ -284,13 +284,16 @@ def _instructor(item: pytest.Item) -> bool:
     return item.path.parent == HERE and item.path.name == INSTRUCTOR_TESTS
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """The browser tests run last, after every other test of the session, and the instructor's pages last of them.
 
     pytest-playwright's ``playwright`` fixture lives for the whole session, and while it does Playwright's event
     loop counts as running in this thread: a later test that runs its own loop (anyio, or Playwright's sync API)
     would fail with "Cannot run the event loop while another loop is running". The instructor's pages come last so
-    that their demo course builds (``demo_build``) while the other browser tests run.
+    that their demo course builds (``demo_build``) while the other browser tests run. It runs last of the hooks
+    that order items: pytest's own reordering by parametrized fixtures (the browser tests' session-wide
+    ``browser_name``) would otherwise move the browser tests back in among the others.
     """
     browser = [item for item in items if HERE in item.path.parents and not _instructor(item)]
     instructor = [item for item in items if _instructor(item)]
