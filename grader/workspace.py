@@ -59,8 +59,12 @@ def init_workspace(target: Path, say: Callable[[str], None] = print) -> Workspac
     done = Workspace(target)
     for lesson in sorted(LESSONS.glob("*.ipynb")):
         _place(lesson, target / "lessons" / lesson.name, done)
-    labs = [lab for lab in Course(DEFAULT_COURSE).labs() if not (target / "labs" / lab).exists()]
-    done.kept.extend(target / "labs" / lab for lab in Course(DEFAULT_COURSE).labs() if lab not in labs)
+    labs = []
+    for lab in Course(DEFAULT_COURSE).labs():
+        if (target / "labs" / lab).exists():
+            done.kept.append(target / "labs" / lab)
+        else:
+            labs.append(lab)
     if not labs:
         return done
     say(f"generating the learner version of {len(labs)} labs and quizzes ...")
