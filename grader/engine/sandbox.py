@@ -17,6 +17,14 @@ before the answer cells run:
   raised it while the cells load, and later ends the host with an exit status the supervisor
   reports, so the check can say which limit was hit.
 
+The last is watched only where the learner's code runs, because a watch on every Python call
+doubled the host's CPU: from Python 3.12, through ``sys.monitoring``'s one process-wide event
+for raised exceptions, which ignores every frame but the answer cells'; on Python 3.11, with a
+trace function in the threads that run the learner's calls (the host runs them in worker
+threads) and in the main thread while the cells load, not while the host serves MCP. So on 3.11
+an ``async`` handler of a learner's own server (it runs in the main thread) that catches its
+own MemoryError is not reported as the memory limit; the limit itself holds either way.
+
 Python-level only: code that reaches the C library (ctypes) or walks from objects the host
 hands it (a kit function's ``__globals__``) gets past the hook; the supervisor's limits, user
 and mount namespace are what hold there. docs/grading-sandbox.md lists both.
@@ -92,6 +100,7 @@ class Lockdown:
         self.cell_seconds = cell_seconds
         self.loading = False
         self.active = False
+        self.monitored = False  # whether sys.monitoring watches the answer cells' exceptions (3.12+)
 
     def refused_path(self, file: object) -> str | None:
         if isinstance(file, int):
@@ -128,7 +137,8 @@ class Lockdown:
             if getattr(code, "co_filename", "").startswith(ANSWER_FILES):
                 if self.cell_seconds:
                     signal.setitimer(signal.ITIMER_REAL, self.cell_seconds)  # a fresh budget for each cell
-                sys.settrace(_watch_calls)  # a limit hit in the previous cell switched the watch off
+                if not self.monitored:
+                    sys.settrace(_watch_calls)  # a limit hit in the previous cell switched the trace off
 
     def too_long(self, signum: int, frame) -> None:
         running = frame
@@ -172,18 +182,47 @@ def _watch_calls(frame, event: str, arg: object):
 
 
 def _watch_answer_frame(frame, event: str, arg: object):
+    """Trace function of an answer cell's frame (Python 3.11): see ``_limit_hit``."""
+    if event == "exception":
+        _limit_hit(frame, arg[1])
+    return _watch_answer_frame
+
+
+# The sys.monitoring tool this module registers (ids 0, 1, 2 and 5 are named for debuggers, coverage,
+# profilers and optimizers).
+MONITORING_TOOL = 3
+
+
+def _raised(code, offset: int, error: BaseException) -> None:
+    """sys.monitoring's RAISE callback (Python 3.12+): an exception raised in, or passing through, any frame."""
+    if code.co_filename.startswith(ANSWER_FILES):
+        _limit_hit(sys._getframe(1), error)
+
+
+def _watch_with_monitoring() -> bool:
+    """Watch exceptions in answer cells through sys.monitoring, where there is one (Python 3.12+)."""
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is None:
+        return False
+    try:
+        monitoring.use_tool_id(MONITORING_TOOL, "learner host limits")
+    except ValueError:  # the id is taken (a debugger in the grader's own tests): trace instead
+        return False
+    monitoring.register_callback(MONITORING_TOOL, monitoring.events.RAISE, _raised)
+    monitoring.set_events(MONITORING_TOOL, monitoring.events.RAISE)
+    return True
+
+
+def _limit_hit(frame, error: BaseException) -> None:
     """Turn a memory or file-size error in the learner's code into a limit the learner is told about.
 
     While the cells load, the error becomes the cell's own failure (the other cells still load);
     during a call, the host ends with a status the supervisor reports, and is restarted.
     """
-    if event != "exception":
-        return _watch_answer_frame
-    error = arg[1]
     memory = isinstance(error, MemoryError)
     file_size = isinstance(error, OSError) and error.errno == errno.EFBIG
     if not (memory or file_size):
-        return _watch_answer_frame
+        return
     if not _state.loading:
         os._exit(EXIT_MEMORY if memory else EXIT_FILE_SIZE)
     where = f"line {frame.f_lineno} of {frame.f_code.co_filename.strip('<>')}"
@@ -204,8 +243,10 @@ def lock_down(cell_seconds: float | None) -> Lockdown:
         del sys.modules[name]
     sys.addaudithook(lockdown.hook)  # audit hooks cannot be removed: nothing in the host can turn it off
     lockdown.active = True
-    threading.settrace(_watch_calls)
-    sys.settrace(_watch_calls)
+    lockdown.monitored = _watch_with_monitoring()
+    if not lockdown.monitored:
+        threading.settrace(_watch_calls)  # the worker threads that run the learner's calls
+        sys.settrace(_watch_calls)  # this thread, while the cells load (``loading``)
     return lockdown
 
 
@@ -222,7 +263,8 @@ def loading(lockdown: Lockdown) -> Iterator[None]:
     finally:
         lockdown.loading = False
         signal.setitimer(signal.ITIMER_REAL, 0)
-        sys.settrace(_watch_calls)
+        # This thread serves MCP from now on; the learner's code runs in worker threads, which keep their trace.
+        sys.settrace(None)
         signal.signal(signal.SIGALRM, previous)
         try:
             sys.stdout.flush()

@@ -68,8 +68,10 @@ CASES = {
     "endless_loop_at_the_top_level": (
         before_get_order("while True:\n    pass"),
         {"cell_seconds": 0.5},
-        ("define no function named get_order. Your answer cells failed to run: TimeLimitExceeded: "
-        "this cell was still running after 0.5 s"),
+        (
+            "define no function named get_order. Your answer cells failed to run: TimeLimitExceeded: "
+            "this cell was still running after 0.5 s"
+        ),
     ),
     "sys_exit_in_a_call": (
         in_get_order("    import sys\n    sys.exit(3)\n"),
@@ -93,6 +95,12 @@ CASES = {
     ),
     "memory_bomb_in_a_call": (
         in_get_order("    hoard = []\n    while True:\n        hoard.append(bytearray(10**7))\n"),
+        {"memory_mb": 300},
+        "Your code tried to use more than 300 MB of memory, so the lab server was stopped",
+    ),
+    # The learner's own `except` does not hide the limit: the watch sees the error where it is raised.
+    "memory_bomb_caught_by_the_learner": (
+        in_get_order("    try:\n        hoard = bytearray(10**10)\n    except MemoryError:\n        hoard = None\n"),
         {"memory_mb": 300},
         "Your code tried to use more than 300 MB of memory, so the lab server was stopped",
     ),
@@ -127,7 +135,9 @@ CASES = {
         "Your code returned an answer larger than 1 MB, so the lab server was stopped",
     ),
     "a_huge_file": (
-        in_get_order("    with open('big.bin', 'wb') as big:\n        for _ in range(10):\n            big.write(b'x' * 10**6)\n"),
+        in_get_order(
+            "    with open('big.bin', 'wb') as big:\n        for _ in range(10):\n            big.write(b'x' * 10**6)\n"
+        ),
         {"file_mb": 2},
         "Your code tried to write a file larger than 2 MB, so the lab server was stopped",
     ),
@@ -207,7 +217,9 @@ def test_answer_cells_that_crash_the_host_as_it_starts_fail_every_check_with_the
     results = graded(before_get_order("import ctypes\nctypes.string_at(0)"))
     for result in results.values():
         assert not result.passed
-        assert result.message.startswith("The lab server did not start: while your answer cells ran, it crashed"), result.message
+        assert result.message.startswith("The lab server did not start: while your answer cells ran, it crashed"), (
+            result.message
+        )
 
 
 def test_after_one_hung_call_later_calls_of_the_submission_get_a_short_timeout() -> None:
@@ -229,7 +241,9 @@ def test_after_one_hung_call_later_calls_of_the_submission_get_a_short_timeout()
 def test_text_no_encoding_can_carry_is_replaced_on_the_wire_not_left_to_hang_the_call() -> None:
     """A lone surrogate in what get_order returns cannot be written as UTF-8; the host replaces it, so the
     check judges the answer at once instead of waiting out the call limit."""
-    code = in_get_order('    return {"isError": False, "content": [{"type": "text", "text": "\\ud800"}], "structuredContent": {}}\n')
+    code = in_get_order(
+        '    return {"isError": False, "content": [{"type": "text", "text": "\\ud800"}], "structuredContent": {}}\n'
+    )
     started = time.monotonic()
     results = {r.name: r for r in grade_code(LAB, code, [AFFECTED, AFTER])}
     assert time.monotonic() - started < 5  # the call limit is 5 s: it was not waited out
