@@ -53,25 +53,54 @@ LABS = ["lab1_error_results", "lab2_scopes_expansion", "lab3_tools_resources", "
 
 # name -> (lab, the text to find in the solution's answer cells, what to put instead)
 HOSTILE = {
-    "loop_in_handler": ("lab1_error_results", "def get_order(desk, order_id):\n", "def get_order(desk, order_id):\n    while True:\n        pass\n"),
-    "exit_in_handler": ("lab1_error_results", "def get_order(desk, order_id):\n", "def get_order(desk, order_id):\n    import os\n    os._exit(3)\n"),
-    "systemexit_at_top": ("lab3_tools_resources", 'server = MCPServer("runbooks")\n', 'server = MCPServer("runbooks")\nraise SystemExit("bye")\n'),
-    "loop_at_top": ("lab1_error_results", "def text_block(text):\n", "while True:\n    pass\n\n\ndef text_block(text):\n"),
-    "print_flood": ("lab1_error_results", "def get_order(desk, order_id):\n", "def get_order(desk, order_id):\n    print('x' * 1_000_000)\n"),
+    "loop_in_handler": (
+        "lab1_error_results",
+        "def get_order(desk, order_id):\n",
+        "def get_order(desk, order_id):\n    while True:\n        pass\n",
+    ),
+    "exit_in_handler": (
+        "lab1_error_results",
+        "def get_order(desk, order_id):\n",
+        "def get_order(desk, order_id):\n    import os\n    os._exit(3)\n",
+    ),
+    "systemexit_at_top": (
+        "lab3_tools_resources",
+        'server = MCPServer("runbooks")\n',
+        'server = MCPServer("runbooks")\nraise SystemExit("bye")\n',
+    ),
+    "loop_at_top": (
+        "lab1_error_results",
+        "def text_block(text):\n",
+        "while True:\n    pass\n\n\ndef text_block(text):\n",
+    ),
+    "print_flood": (
+        "lab1_error_results",
+        "def get_order(desk, order_id):\n",
+        "def get_order(desk, order_id):\n    print('x' * 1_000_000)\n",
+    ),
     "segfault_in_handler": (
-        "lab1_error_results", "def get_order(desk, order_id):\n", "def get_order(desk, order_id):\n    import ctypes\n    ctypes.string_at(0)\n",
+        "lab1_error_results",
+        "def get_order(desk, order_id):\n",
+        "def get_order(desk, order_id):\n    import ctypes\n    ctypes.string_at(0)\n",
     ),
     "loop_in_expander": (
-        "lab2_scopes_expansion", "def expand_value(text, env, remote_field=False):\n",
+        "lab2_scopes_expansion",
+        "def expand_value(text, env, remote_field=False):\n",
         "def expand_value(text, env, remote_field=False):\n    while True:\n        pass\n",
     ),
-    "loop_in_resource_read": ("lab3_tools_resources", "def catalog() -> str:\n", "def catalog() -> str:\n    while True:\n        pass\n"),
+    "loop_in_resource_read": (
+        "lab3_tools_resources",
+        "def catalog() -> str:\n",
+        "def catalog() -> str:\n    while True:\n        pass\n",
+    ),
     "exit_in_tool": (
-        "lab4_server_integration", "    try:\n        outline = BLOG.outline(slug)\n",
+        "lab4_server_integration",
+        "    try:\n        outline = BLOG.outline(slug)\n",
         "    import os\n    os._exit(4)\n    try:\n        outline = BLOG.outline(slug)\n",
     ),
     "memory_bomb_in_tool": (
-        "lab4_server_integration", "    try:\n        hits = BLOG.search(query)\n",
+        "lab4_server_integration",
+        "    try:\n        hits = BLOG.search(query)\n",
         "    hoard = bytearray(2 * 1024**3)\n    try:\n        hits = BLOG.search(query)\n",
     ),
 }
@@ -82,7 +111,9 @@ HOSTILE = {
 
 def samples() -> list[tuple[str, str]]:
     """Every ordinary sample submission, (student, lab), sorted."""
-    return sorted((p.parent.parent.name, p.parent.name) for p in SAMPLE_SUBMISSIONS.glob("*/*/*.ipynb") if p.parent.name in LABS)
+    return sorted(
+        (p.parent.parent.name, p.parent.name) for p in SAMPLE_SUBMISSIONS.glob("*/*/*.ipynb") if p.parent.name in LABS
+    )
 
 
 def ordinary(count: int | None) -> list[tuple[str, str]]:
@@ -91,7 +122,9 @@ def ordinary(count: int | None) -> list[tuple[str, str]]:
     by_lab: dict[str, list[str]] = defaultdict(list)
     for student, lab in samples():
         by_lab[lab].append(student)
-    queues = {lab: sorted(by_lab[lab], key=lambda s: (s not in ("solution", "blank"), s != "solution", s)) for lab in LABS}
+    queues = {
+        lab: sorted(by_lab[lab], key=lambda s: (s not in ("solution", "blank"), s != "solution", s)) for lab in LABS
+    }
     picked: list[tuple[str, str]] = []
     while any(queues.values()):
         for lab in LABS:
@@ -153,8 +186,15 @@ def _engine_module(name: str):
 def cpu_seconds() -> float:
     """CPU time of this process, its children that ended, and the hosts its own fork server forked (that ended)."""
     forkserver = _engine_module("forkserver")
-    warm = forkserver._shared if getattr(forkserver, "_shared", None) is not None and forkserver._shared.owner == os.getpid() else None
-    own = sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
+    warm = (
+        forkserver._shared
+        if getattr(forkserver, "_shared", None) is not None and forkserver._shared.owner == os.getpid()
+        else None
+    )
+    own = sum(
+        u.ru_utime + u.ru_stime
+        for u in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+    )
     return own + (warm.cpu_seconds() if warm is not None else 0.0)
 
 
@@ -184,7 +224,11 @@ def run_engine(course: Course, pairs, jobs: int | None, scheduler: str | None = 
     before, start = cpu_seconds(), time.perf_counter()
     outcomes = course.autograde(pairs, jobs=jobs, scheduler=scheduler)
     seconds = time.perf_counter() - start
-    return {"seconds": seconds, "cpu": cpu_seconds() - before, "failed": [f"{o.student}/{o.lab}" for o in outcomes if not o.ok]}
+    return {
+        "seconds": seconds,
+        "cpu": cpu_seconds() - before,
+        "failed": [f"{o.student}/{o.lab}" for o in outcomes if not o.ok],
+    }
 
 
 HIDDEN_TEST = """# Hidden check, as a stock nbgrader course runs hidden tests: in the kernel, restored at autograde.
@@ -215,8 +259,12 @@ def hidden_tests_in_the_kernel(course: Course) -> int:
                     cell = new_code_cell(HIDDEN_TEST.format(name=found.group(1)))
                     graded = {c.name: c for c in notebook.grade_cells}.get(source.name)
                     cell.metadata["nbgrader"] = {
-                        "grade": graded is not None, "grade_id": source.name, "locked": True, "solution": False,
-                        "points": float(graded.max_score) if graded is not None else 0.0, "schema_version": 3,
+                        "grade": graded is not None,
+                        "grade_id": source.name,
+                        "locked": True,
+                        "solution": False,
+                        "points": float(graded.max_score) if graded is not None else 0.0,
+                        "schema_version": 3,
                     }
                     source.source, source.checksum = cell.source, compute_checksum(cell)
                     changed += 1
@@ -240,7 +288,9 @@ def run_stock(course: Course, pairs, timeout: int) -> dict:
     return {"seconds": time.perf_counter() - start, "cpu": cpu_seconds() - before, "failed": failed}
 
 
-def compare(work: Path, name: str, pairs_of: list[tuple[str, str]], *, jobs, stock_timeout: int, one_job: bool = False) -> dict:
+def compare(
+    work: Path, name: str, pairs_of: list[tuple[str, str]], *, jobs, stock_timeout: int, one_job: bool = False
+) -> dict:
     """This engine and stock nbgrader on the same submissions, one after the other, in fresh copies of the course."""
     folder = work / f"{name}-submissions"
     pairs = copy_samples(folder, pairs_of) if not name.startswith("hostile") else write_hostile(folder)
@@ -397,11 +447,13 @@ def host_figures(work: Path, rounds: int = 5) -> dict[str, float]:
         del os.environ["GRADER_HOST_START"]
     host = [sys.executable, "-m", "servers.learner_host", "--lab", lab, "--code", str(code)]
     figures["bare_host"] = statistics.median(
-        first_result_seconds(host, lambda s: s.call("search_orders", customer_email="nobody@example.com")) for _ in range(rounds)
+        first_result_seconds(host, lambda s: s.call("search_orders", customer_email="nobody@example.com"))
+        for _ in range(rounds)
     )
-    figures["naive"] = statistics.median(first_result_seconds([sys.executable, str(naive)], lambda s: s.call("echo", text="hi")) for _ in range(rounds))
+    figures["naive"] = statistics.median(
+        first_result_seconds([sys.executable, str(naive)], lambda s: s.call("echo", text="hi")) for _ in range(rounds)
+    )
     return figures
-
 
 
 def cpu_per_lab() -> dict[str, float]:
@@ -421,7 +473,6 @@ def cpu_per_lab() -> dict[str, float]:
             runs.append(cpu_seconds() - before)
         figures[lab] = statistics.median(runs)
     return figures
-
 
 
 # --- otter-grader, when it is installed -----------------------------------------------------------
@@ -469,7 +520,12 @@ def run_cohort(work: Path, size: int, jobs: int | None, scheduler: str | None) -
             continue
         first = (times[edge - 1] - times[0]) / (edge - 1)
         last = (times[-1] - times[-edge]) / (edge - 1)
-        figures["phases"][label] = {"first": first, "last": last, "ratio": last / first if first else float("nan"), "edge": edge}
+        figures["phases"][label] = {
+            "first": first,
+            "last": last,
+            "ratio": last / first if first else float("nan"),
+            "edge": edge,
+        }
     figures["rss_self_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     figures["rss_children_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return figures
@@ -480,7 +536,9 @@ def local_cluster():
 
     for port in range(9300, 9400):
         try:
-            return LocalCluster(n_workers=2, threads_per_worker=1, processes=True, scheduler_port=port, dashboard_address=None)
+            return LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, scheduler_port=port, dashboard_address=None
+            )
         except OSError:
             continue
     raise RuntimeError("no free port in 9300-9399 for the Dask scheduler")
@@ -517,11 +575,17 @@ def projection(per_submission_cpu: float, record_seconds: float, cores: int, sub
 def show(name: str, figures: dict) -> None:
     e, s = figures["engine"], figures["stock"]
     print(f"{name} ({figures['count']} submissions):")
-    print(f"  this engine:    {e['seconds']:7.1f} s  {figures['count'] / e['seconds']:6.2f} /s  CPU {e['cpu']:6.1f} s  not graded: {e['failed'] or 'none'}")
+    print(
+        f"  this engine:    {e['seconds']:7.1f} s  {figures['count'] / e['seconds']:6.2f} /s  CPU {e['cpu']:6.1f} s  not graded: {e['failed'] or 'none'}"
+    )
     if "engine_one_job" in figures:
         o = figures["engine_one_job"]
-        print(f"  one worker:     {o['seconds']:7.1f} s  {figures['count'] / o['seconds']:6.2f} /s  CPU {o['cpu']:6.1f} s")
-    print(f"  stock nbgrader: {s['seconds']:7.1f} s  {figures['count'] / s['seconds']:6.2f} /s  CPU {s['cpu']:6.1f} s  not graded: {s['failed'] or 'none'}")
+        print(
+            f"  one worker:     {o['seconds']:7.1f} s  {figures['count'] / o['seconds']:6.2f} /s  CPU {o['cpu']:6.1f} s"
+        )
+    print(
+        f"  stock nbgrader: {s['seconds']:7.1f} s  {figures['count'] / s['seconds']:6.2f} /s  CPU {s['cpu']:6.1f} s  not graded: {s['failed'] or 'none'}"
+    )
     print(f"  ratio (stock / engine): {figures['ratio']:.1f}x; scores agree on {figures['agree']} of {figures['both']}")
     for who, ours, theirs in figures["differ"]:
         print(f"    differ: {who}: engine {ours:g}, stock {theirs:g}")
@@ -529,16 +593,28 @@ def show(name: str, figures: dict) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--samples", default="30", help="Ordinary submissions in the headline batch (default 30; 'all').")
+    parser.add_argument(
+        "--samples", default="30", help="Ordinary submissions in the headline batch (default 30; 'all')."
+    )
     parser.add_argument("--small", type=int, default=12, help="The smaller batch (default 12; 0 skips it).")
     parser.add_argument("--jobs", type=int, default=None, help="This engine's workers (default: its own default).")
     parser.add_argument("--stock-timeout", type=int, default=30, help="Stock nbgrader's seconds per cell (default 30).")
-    parser.add_argument("--no-hostile", action="store_true", help="Skip the hostile batch (stock spends minutes on it).")
+    parser.add_argument(
+        "--no-hostile", action="store_true", help="Skip the hostile batch (stock spends minutes on it)."
+    )
     parser.add_argument("--no-split", action="store_true", help="Skip the per-submission CPU split.")
-    parser.add_argument("--cohort", type=int, default=0, help="Grade this many submissions instead (the samples repeated).")
-    parser.add_argument("--scheduler", default=None, help="With --cohort: a Dask scheduler (tcp://HOST:PORT), or 'local'.")
-    parser.add_argument("--workers", default=None, help="With --cohort: a list of --jobs to run one after the other, e.g. 1,2.")
-    parser.add_argument("--plot", type=Path, default=None, help="With --cohort --workers: draw throughput against workers here.")
+    parser.add_argument(
+        "--cohort", type=int, default=0, help="Grade this many submissions instead (the samples repeated)."
+    )
+    parser.add_argument(
+        "--scheduler", default=None, help="With --cohort: a Dask scheduler (tcp://HOST:PORT), or 'local'."
+    )
+    parser.add_argument(
+        "--workers", default=None, help="With --cohort: a list of --jobs to run one after the other, e.g. 1,2."
+    )
+    parser.add_argument(
+        "--plot", type=Path, default=None, help="With --cohort --workers: draw throughput against workers here."
+    )
     parser.add_argument("--host-figures", action="store_true", help="Also the learner host's start and each lab's CPU.")
     parser.add_argument("--json", type=Path, default=None, help="Write every figure to this file as JSON too.")
     options = parser.parse_args()
@@ -557,19 +633,29 @@ def main() -> int:
                         cluster = local_cluster()
                         address = cluster.scheduler_address
                     runs["dask"] = run_cohort(work, options.cohort, None, address)
-                for jobs in [int(j) for j in (options.workers or str(options.jobs or 2)).split(",")] if not options.scheduler or options.workers else []:
+                for jobs in (
+                    [int(j) for j in (options.workers or str(options.jobs or 2)).split(",")]
+                    if not options.scheduler or options.workers
+                    else []
+                ):
                     runs[jobs] = run_cohort(work, options.cohort, jobs, None)
             finally:
                 if cluster is not None:
                     cluster.close()
             for key, figures in runs.items():
                 where = "Dask LocalCluster, 2 workers" if key == "dask" else f"--jobs {key}"
-                print(f"cohort of {figures['size']} ({where}): {figures['seconds']:.1f} s, {figures['size'] / figures['seconds']:.2f} /s, "
-                      f"CPU {figures['cpu'] / figures['size']:.3f} s per submission, graded {figures['graded']}")
+                print(
+                    f"cohort of {figures['size']} ({where}): {figures['seconds']:.1f} s, {figures['size'] / figures['seconds']:.2f} /s, "
+                    f"CPU {figures['cpu'] / figures['size']:.3f} s per submission, graded {figures['graded']}"
+                )
                 for label, phase in figures["phases"].items():
-                    print(f"  {label}: per submission, first {phase['edge']}: {phase['first']:.3f} s, last {phase['edge']}: "
-                          f"{phase['last']:.3f} s (last / first {phase['ratio']:.2f})")
-                print(f"  peak RSS: grader {figures['rss_self_mb']:.0f} MB, largest worker {figures['rss_children_mb']:.0f} MB")
+                    print(
+                        f"  {label}: per submission, first {phase['edge']}: {phase['first']:.3f} s, last {phase['edge']}: "
+                        f"{phase['last']:.3f} s (last / first {phase['ratio']:.2f})"
+                    )
+                print(
+                    f"  peak RSS: grader {figures['rss_self_mb']:.0f} MB, largest worker {figures['rss_children_mb']:.0f} MB"
+                )
             report["cohort"] = {str(k): v for k, v in runs.items()}
             local = {k: v for k, v in runs.items() if k != "dask"}
             if local:
@@ -578,19 +664,33 @@ def main() -> int:
                 record = widest["phases"].get("record", {}).get("last", 0.0)
                 for cores in (32, 128):
                     seconds = projection(cpu, record, cores)
-                    print(f"projection, 2,000 learners x 4 labs on a {cores}-core Dask cluster: {seconds / 60:.0f} min "
-                          f"({cpu:.2f} CPU-s per submission spread over {cores} cores; recording {record:.3f} s each, one at a time)")
+                    print(
+                        f"projection, 2,000 learners x 4 labs on a {cores}-core Dask cluster: {seconds / 60:.0f} min "
+                        f"({cpu:.2f} CPU-s per submission spread over {cores} cores; recording {record:.3f} s each, one at a time)"
+                    )
                     report.setdefault("projection", {})[cores] = seconds
             if options.plot and local:
-                plot({k: v["size"] / v["seconds"] for k, v in local.items()}, options.plot,
-                     f"{options.cohort} submissions, {os.cpu_count()} cores, load {report['load_at_start']:.1f} at start")
+                plot(
+                    {k: v["size"] / v["seconds"] for k, v in local.items()},
+                    options.plot,
+                    f"{options.cohort} submissions, {os.cpu_count()} cores, load {report['load_at_start']:.1f} at start",
+                )
         else:
             count = None if options.samples == "all" else int(options.samples)
             headline = ordinary(count)
-            report["headline"] = compare(work, "headline", headline, jobs=options.jobs, stock_timeout=options.stock_timeout)
+            report["headline"] = compare(
+                work, "headline", headline, jobs=options.jobs, stock_timeout=options.stock_timeout
+            )
             show("the headline: ordinary submissions", report["headline"])
             if options.small:
-                report["small"] = compare(work, "small", headline[: options.small], jobs=options.jobs, stock_timeout=options.stock_timeout, one_job=True)
+                report["small"] = compare(
+                    work,
+                    "small",
+                    headline[: options.small],
+                    jobs=options.jobs,
+                    stock_timeout=options.stock_timeout,
+                    one_job=True,
+                )
                 show("a small batch", report["small"])
             if not options.no_split:
                 report["split"] = cpu_split(work, headline)
@@ -605,15 +705,29 @@ def main() -> int:
                 show("the hostile batch", report["hostile"])
             if options.host_figures:
                 figures = host_figures(work)
-                print(f"learner host forked from the warm fork server, asked for to first tool result: {figures['forked']:.3f} s (median of 5)")
-                print(f"learner host started anew under its supervisor, same measure:                 {figures['started_anew']:.3f} s (median of 5)")
-                print(f"the fork server's own start, once per grading process:                         {figures['fork_server_start']:.3f} s")
-                print(f"bare learner host (no supervisor), process start to first tool result:         {figures['bare_host']:.3f} s (median of 5)")
-                print(f"plain MCPServer + SDK stdio client, same measure:                              {figures['naive']:.3f} s (median of 5)")
+                print(
+                    f"learner host forked from the warm fork server, asked for to first tool result: {figures['forked']:.3f} s (median of 5)"
+                )
+                print(
+                    f"learner host started anew under its supervisor, same measure:                 {figures['started_anew']:.3f} s (median of 5)"
+                )
+                print(
+                    f"the fork server's own start, once per grading process:                         {figures['fork_server_start']:.3f} s"
+                )
+                print(
+                    f"bare learner host (no supervisor), process start to first tool result:         {figures['bare_host']:.3f} s (median of 5)"
+                )
+                print(
+                    f"plain MCPServer + SDK stdio client, same measure:                              {figures['naive']:.3f} s (median of 5)"
+                )
                 for lab, seconds in cpu_per_lab().items():
-                    print(f"CPU for {lab}'s checks on one submission (grader + learner host + servers): {seconds:.2f} s (median of 3)")
+                    print(
+                        f"CPU for {lab}'s checks on one submission (grader + learner host + servers): {seconds:.2f} s (median of 3)"
+                    )
             if otter_available():
-                print("otter-grader is installed, but no otter configuration of the labs ships with the course: skipped.")
+                print(
+                    "otter-grader is installed, but no otter configuration of the labs ships with the course: skipped."
+                )
             else:
                 print("otter-grader is not installed: its comparison is skipped.")
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")

@@ -66,7 +66,11 @@ def one_round(tree: Path, batch: list[tuple[str, str]], jobs: int) -> dict:
     with tempfile.TemporaryDirectory() as cwd:  # nothing is written into either tree's folder
         done = subprocess.run(
             [sys.executable, "-c", ROUND, str(tree), json.dumps(batch), str(jobs)],
-            env=env, cwd=cwd, capture_output=True, text=True, check=False,
+            env=env,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=False,
         )
     if done.returncode != 0:
         raise SystemExit(f"grading in {tree} failed:\n{done.stderr[-3000:]}")
@@ -76,7 +80,9 @@ def one_round(tree: Path, batch: list[tuple[str, str]], jobs: int) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("old", type=Path, help="A checkout of the older revision.")
-    parser.add_argument("new", type=Path, nargs="?", default=REPO, help="A checkout of the newer revision (default: this one).")
+    parser.add_argument(
+        "new", type=Path, nargs="?", default=REPO, help="A checkout of the newer revision (default: this one)."
+    )
     parser.add_argument("--rounds", type=int, default=3, help="Rounds per tree, taking turns (default 3).")
     parser.add_argument("--jobs", type=int, default=2, help="Worker processes (default 2).")
     args = parser.parse_args()
@@ -92,10 +98,14 @@ def main() -> int:
             seconds[tree].append(result["seconds"])
             cpu[tree].append(result["cpu"])
             scores[tree] = result["scores"]
-            print(f"round {number + 1} {tree}: {result['seconds']:.1f} s, {result['cpu']:.1f} CPU-s, {result['graded']}/{len(batch)} graded")
+            print(
+                f"round {number + 1} {tree}: {result['seconds']:.1f} s, {result['cpu']:.1f} CPU-s, {result['graded']}/{len(batch)} graded"
+            )
     for what, figures, unit in (("wall", seconds, "s"), ("CPU", cpu, "CPU-s")):
         old_median, new_median = statistics.median(figures[old]), statistics.median(figures[new])
-        print(f"{what} median: old {old_median:.1f} {unit}, new {new_median:.1f} {unit}; new/old = {new_median / old_median:.2f}")
+        print(
+            f"{what} median: old {old_median:.1f} {unit}, new {new_median:.1f} {unit}; new/old = {new_median / old_median:.2f}"
+        )
     differ = sorted(key for key in scores[old] if scores[old][key] != scores[new].get(key))
     print(f"scores differ on {len(differ)} of {len(scores[old])}: {', '.join(differ) or 'none'}")
     return 0

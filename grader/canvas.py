@@ -52,7 +52,8 @@ def canvas_rows(course: Course) -> list[list[str]]:
                 scores[sub.student.id, lab.name] = number(max(0.0, sub.score - penalty))  # as nbgrader's CSV export
         for student in sorted(gb.students, key=lambda s: s.id):
             rows.append(
-                [display_name(student), "", student.id, student.id, ""] + [scores.get((student.id, lab.name), "") for lab in labs]
+                [display_name(student), "", student.id, student.id, ""]
+                + [scores.get((student.id, lab.name), "") for lab in labs]
             )
     return rows
 
@@ -61,7 +62,9 @@ def export_canvas(course: Course, to: Path) -> Path:
     """Write the course's grades to ``to`` in Canvas's gradebook import format; return its path."""
     to = Path(to).resolve()
     if to.is_dir():
-        raise PipelineError(f"{to} is a folder. Give the path of the Canvas CSV file to write, e.g. {to / 'canvas.csv'}.")
+        raise PipelineError(
+            f"{to} is a folder. Give the path of the Canvas CSV file to write, e.g. {to / 'canvas.csv'}."
+        )
     rows = canvas_rows(course)
     try:
         to.parent.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,9 @@ def cmd_decide(args: argparse.Namespace) -> int:
     try:
         text = source.read() if source else Path(args.file).read_text(encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"Cannot read {where}: {exc.strerror}. Give the path of a JSON file holding one CallToolResult.")
+        raise UsageError(
+            f"Cannot read {where}: {exc.strerror}. Give the path of a JSON file holding one CallToolResult."
+        )
     except UnicodeDecodeError:
         raise UsageError(f"{where} is not UTF-8 text. Give a JSON file holding one CallToolResult.")
     try:
@@ -30,7 +32,7 @@ def cmd_decide(args: argparse.Namespace) -> int:
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"{where} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}). "
-            "Give one CallToolResult in wire format, e.g. {\"isError\": true, \"content\": [...], \"structuredContent\": {...}}."
+            'Give one CallToolResult in wire format, e.g. {"isError": true, "content": [...], "structuredContent": {...}}.'
         )
     if args.attempt < 1 or args.max_attempts < 1 or args.attempt > args.max_attempts:
         raise UsageError("--attempt and --max-attempts count from 1, and --attempt may not exceed --max-attempts.")
@@ -57,7 +59,9 @@ def describe_server(name: str, server: dict, written: dict) -> list[str]:
     from grader.expansion import display
 
     status = f", {server['approval']}" if "approval" in server else ""
-    status += {"not_configured": ", not configured", "disabled": ", disabled for this project"}.get(server.get("status"), "")
+    status += {"not_configured": ", not configured", "disabled": ", disabled for this project"}.get(
+        server.get("status"), ""
+    )
     lines = [f"{name}  ({server['scope']} scope, {server['type']}{status})"]
     if "url" in server and server["scope"] == "managed":
         # For an organisation's managed server Claude Code shows only the URL's host
@@ -68,7 +72,9 @@ def describe_server(name: str, server: dict, written: dict) -> list[str]:
         for key, value in (written.get("headers") or {}).items():
             lines.append(f"  header {key}: {display(value)}")
     else:
-        lines.append(f"  command: {display(' '.join([written.get('command', ''), *map(str, written.get('args') or [])]))}")
+        lines.append(
+            f"  command: {display(' '.join([written.get('command', ''), *map(str, written.get('args') or [])]))}"
+        )
         for key, value in (written.get("env") or {}).items():
             lines.append(f"  env {key}={display(value)}")
     return lines
@@ -188,7 +194,11 @@ def cmd_autograde(args: argparse.Namespace) -> int:
     skipped = course.skipped
     try:
         outcomes = course.autograde(
-            pairs, jobs=args.jobs, scheduler=args.scheduler, progress=sys.stderr, call_timeout=args.call_timeout,
+            pairs,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            progress=sys.stderr,
+            call_timeout=args.call_timeout,
             require_sandbox=args.require_sandbox,
         )
     except SchedulerUnavailable as exc:
@@ -291,8 +301,34 @@ c.Exchange.root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exch
 """
 
 # The demo's roster: sample submissions are named for their mistake, learners have names (first, last).
-FIRST_NAMES = ("Ada", "Bilal", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ines", "Jonas", "Kemal", "Lena", "Mateo")
-LAST_NAMES = ("Okafor", "Lindqvist", "Moreau", "Nakamura", "Petrov", "Quispe", "Rossi", "Silva", "Tanaka", "Usman", "Weber")
+FIRST_NAMES = (
+    "Ada",
+    "Bilal",
+    "Chen",
+    "Dana",
+    "Emeka",
+    "Farah",
+    "Goran",
+    "Hana",
+    "Ines",
+    "Jonas",
+    "Kemal",
+    "Lena",
+    "Mateo",
+)
+LAST_NAMES = (
+    "Okafor",
+    "Lindqvist",
+    "Moreau",
+    "Nakamura",
+    "Petrov",
+    "Quispe",
+    "Rossi",
+    "Silva",
+    "Tanaka",
+    "Usman",
+    "Weber",
+)
 
 
 def demo_roster(students: Sequence[str]) -> dict[str, tuple[str, str]]:
@@ -405,7 +441,10 @@ def cmd_init(args: argparse.Namespace) -> int:
     from grader.workspace import init_workspace
 
     done = init_workspace(args.folder, say=lambda line: print(line, file=sys.stderr))
-    print(f"{len(done.written)} files written to {done.root}" + (f"; {len(done.kept)} already there kept as they were" if done.kept else ""))
+    print(
+        f"{len(done.written)} files written to {done.root}"
+        + (f"; {len(done.kept)} already there kept as they were" if done.kept else "")
+    )
     print(f"open it: {args.prog} start {done.root}")
     return 0
 
@@ -456,22 +495,46 @@ def build_parser(prog: str = "python -m grader") -> argparse.ArgumentParser:
     parser.set_defaults(prog=prog)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("decide", help="Walk the retry/escalate decision tree for one CallToolResult (wire-format JSON).")
+    p = sub.add_parser(
+        "decide", help="Walk the retry/escalate decision tree for one CallToolResult (wire-format JSON)."
+    )
     p.add_argument("file", help="A JSON file holding one CallToolResult, or - for standard input.")
     p.add_argument("--attempt", type=int, default=1, help="Which attempt produced this result (from 1; default 1).")
     p.add_argument(
-        "--max-attempts", type=int, default=DEFAULT_MAX_ATTEMPTS, help=f"The retry cap (default {DEFAULT_MAX_ATTEMPTS})."
+        "--max-attempts",
+        type=int,
+        default=DEFAULT_MAX_ATTEMPTS,
+        help=f"The retry cap (default {DEFAULT_MAX_ATTEMPTS}).",
     )
     p.set_defaults(run=cmd_decide)
 
     p = sub.add_parser("resolve", help="Resolve the effective MCP servers of a project as Claude Code would, as JSON.")
-    p.add_argument("--home", type=Path, required=True, help="The home folder holding .claude.json and .claude/settings.json.")
+    p.add_argument(
+        "--home", type=Path, required=True, help="The home folder holding .claude.json and .claude/settings.json."
+    )
     p.add_argument("--project", type=Path, required=True, help="The project root (where .mcp.json lives).")
-    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="One environment variable; the only environment used.")
-    p.add_argument("--plugin", action="append", type=Path, default=[], metavar="DIR", help="A plugin folder with .mcp.json or plugin.json.")
-    p.add_argument("--connectors", type=Path, help="A JSON file {\"mcpServers\": {...}} of claude.ai connectors.")
-    p.add_argument("--managed", type=Path, help="A JSON file of managed servers ({\"mcpServers\": {...}} or managedMcpServers).")
-    p.add_argument("--readable", action="store_true", help="Explain each decision in sentences instead of printing JSON.")
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="One environment variable; the only environment used.",
+    )
+    p.add_argument(
+        "--plugin",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="A plugin folder with .mcp.json or plugin.json.",
+    )
+    p.add_argument("--connectors", type=Path, help='A JSON file {"mcpServers": {...}} of claude.ai connectors.')
+    p.add_argument(
+        "--managed", type=Path, help='A JSON file of managed servers ({"mcpServers": {...}} or managedMcpServers).'
+    )
+    p.add_argument(
+        "--readable", action="store_true", help="Explain each decision in sentences instead of printing JSON."
+    )
     p.set_defaults(run=cmd_resolve)
 
     p = sub.add_parser(
@@ -482,34 +545,85 @@ def build_parser(prog: str = "python -m grader") -> argparse.ArgumentParser:
     )
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--url", help="The MCP endpoint of a Streamable HTTP server, e.g. http://127.0.0.1:8000/mcp.")
-    which.add_argument("--command", dest="command_line", metavar="CMD", help='The server\'s command line, e.g. "python -m servers.support_desk".')
-    which.add_argument("--mcp-json-server", metavar="NAME", help="A stdio server of the project's .mcp.json, by name, resolved as Claude Code would.")
+    which.add_argument(
+        "--command",
+        dest="command_line",
+        metavar="CMD",
+        help='The server\'s command line, e.g. "python -m servers.support_desk".',
+    )
+    which.add_argument(
+        "--mcp-json-server",
+        metavar="NAME",
+        help="A stdio server of the project's .mcp.json, by name, resolved as Claude Code would.",
+    )
     p.add_argument("--project", type=Path, help="The project folder (default: the current one); the server runs there.")
-    p.add_argument("--home", type=Path, help="The home folder whose ~/.claude.json counts too (default: none, an empty temporary home).")
-    p.add_argument("--name", help="The server name Claude Code uses in mcp__<name>__<tool> (default: the --mcp-json-server name, else the name the server reports).")
+    p.add_argument(
+        "--home",
+        type=Path,
+        help="The home folder whose ~/.claude.json counts too (default: none, an empty temporary home).",
+    )
+    p.add_argument(
+        "--name",
+        help="The server name Claude Code uses in mcp__<name>__<tool> (default: the --mcp-json-server name, else the name the server reports).",
+    )
     p.add_argument("--expect", metavar="TOOL,...", help="The tools the server should publish, exactly (the whitelist).")
-    p.add_argument("--read-only", metavar="TOOL,...", help="The read-only tools (default: tools named get_, list_, search_).")
-    p.add_argument("--sample", metavar="JSON_FILE", help='Sample calls: [{"tool": ..., "arguments": {...}, "expect": "error|empty|ok"}, ...].')
-    p.add_argument("--plugin", help="Also check the plugin form mcp__plugin_<plugin>_<server>__<tool> for this plugin name.")
+    p.add_argument(
+        "--read-only", metavar="TOOL,...", help="The read-only tools (default: tools named get_, list_, search_)."
+    )
+    p.add_argument(
+        "--sample",
+        metavar="JSON_FILE",
+        help='Sample calls: [{"tool": ..., "arguments": {...}, "expect": "error|empty|ok"}, ...].',
+    )
+    p.add_argument(
+        "--plugin", help="Also check the plugin form mcp__plugin_<plugin>_<server>__<tool> for this plugin name."
+    )
     p.add_argument("--timeout", type=float, default=30.0, help="Seconds to wait for each answer (default 30).")
-    p.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help="With --url: a header for every request, e.g. 'Authorization: Bearer ...'.")
-    p.add_argument("--burst", type=int, metavar="N", help="With --url: send up to N requests in a row and expect 429 with Retry-After (run last).")
+    p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="With --url: a header for every request, e.g. 'Authorization: Bearer ...'.",
+    )
+    p.add_argument(
+        "--burst",
+        type=int,
+        metavar="N",
+        help="With --url: send up to N requests in a row and expect 429 with Retry-After (run last).",
+    )
     p.add_argument(
         "--behind-proxy",
         action="store_true",
         help="With --url: the requests reach the server through a proxy it trusts, so the burst tells clients apart by CF-Connecting-IP and X-Forwarded-For.",
     )
-    p.add_argument("--checklist", action="store_true", help="Print the 13-item pre-launch checklist: pass, FAIL or answer yourself.")
-    p.add_argument("--json", action="store_true", help="Print the report (or the checklist) as JSON instead of a table.")
+    p.add_argument(
+        "--checklist",
+        action="store_true",
+        help="Print the 13-item pre-launch checklist: pass, FAIL or answer yourself.",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="Print the report (or the checklist) as JSON instead of a table."
+    )
     p.set_defaults(run=cmd_check_server)
 
     def with_course(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         from grader.pipeline import DEFAULT_COURSE
 
-        p.add_argument("--course", type=Path, default=DEFAULT_COURSE, help=f"The nbgrader course folder (default {DEFAULT_COURSE}).")
+        p.add_argument(
+            "--course",
+            type=Path,
+            default=DEFAULT_COURSE,
+            help=f"The nbgrader course folder (default {DEFAULT_COURSE}).",
+        )
         return p
 
-    p = with_course(sub.add_parser("release", help="Check each lab's solution earns every point (and each quiz's notebook is the one its questions make), then generate the learner version."))
+    p = with_course(
+        sub.add_parser(
+            "release",
+            help="Check each lab's solution earns every point (and each quiz's notebook is the one its questions make), then generate the learner version.",
+        )
+    )
     p.add_argument("labs", nargs="*", help="Labs, quizzes or mock_exam to release (default: all).")
     p.add_argument(
         "--due",
@@ -526,12 +640,17 @@ def build_parser(prog: str = "python -m grader") -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_release)
 
     p = with_course(
-        sub.add_parser("collect", help="Collect each learner's latest submission of a lab from nbgrader's exchange into <course>/submitted.")
+        sub.add_parser(
+            "collect",
+            help="Collect each learner's latest submission of a lab from nbgrader's exchange into <course>/submitted.",
+        )
     )
     p.add_argument("lab", help="The lab (or quiz) to collect.")
     p.set_defaults(run=cmd_collect)
 
-    p = with_course(sub.add_parser("autograde", help="Grade a folder of submissions laid out as <student>/<lab>/<lab>.ipynb."))
+    p = with_course(
+        sub.add_parser("autograde", help="Grade a folder of submissions laid out as <student>/<lab>/<lab>.ipynb.")
+    )
     p.add_argument(
         "submissions",
         type=Path,
@@ -583,11 +702,16 @@ def build_parser(prog: str = "python -m grader") -> argparse.ArgumentParser:
     )
     p.set_defaults(run=cmd_export)
 
-    p = with_course(sub.add_parser("gradebook", help="Print every graded submission's score, and what was not graded, with why."))
+    p = with_course(
+        sub.add_parser("gradebook", help="Print every graded submission's score, and what was not graded, with why.")
+    )
     p.set_defaults(run=cmd_gradebook)
 
     p = with_course(
-        sub.add_parser("report", help="Write the cohort report: score distribution per lab, pass rate per check, most common mistakes, points per theme of a quiz.")
+        sub.add_parser(
+            "report",
+            help="Write the cohort report: score distribution per lab, pass rate per check, most common mistakes, points per theme of a quiz.",
+        )
     )
     p.add_argument(
         "--out",
@@ -622,8 +746,14 @@ def build_parser(prog: str = "python -m grader") -> argparse.ArgumentParser:
         "start",
         help="Open JupyterLab on the course in a working folder, setting the folder up first (as init does) if needed.",
     )
-    p.add_argument("folder", type=Path, nargs="?", default=Path("mcp-course"), help="The working folder (default ./mcp-course).")
-    p.add_argument("jupyter_args", nargs=argparse.REMAINDER, help="After --: arguments for `jupyter lab` (default: open lesson 01).")
+    p.add_argument(
+        "folder", type=Path, nargs="?", default=Path("mcp-course"), help="The working folder (default ./mcp-course)."
+    )
+    p.add_argument(
+        "jupyter_args",
+        nargs=argparse.REMAINDER,
+        help="After --: arguments for `jupyter lab` (default: open lesson 01).",
+    )
     p.set_defaults(run=cmd_start)
 
     for name, command in sub.choices.items():

@@ -79,7 +79,9 @@ def load(folder: Path) -> CourseConfig:
     app.log = logging.getLogger("grader.config")  # nbgrader's notes on outdated settings are its own to print
     app.log.setLevel(logging.ERROR)
     if str(folder) not in sys.path:
-        sys.path.append(str(folder))  # as nbgrader adds its working folder: a course's own plugin module beside its config
+        sys.path.append(
+            str(folder)
+        )  # as nbgrader adds its working folder: a course's own plugin module beside its config
     files: list[Path] = []
     search = [str(p) for p in app.config_file_paths]  # highest priority first
     for name in ("jupyter_config", CONFIG_NAME):

@@ -76,7 +76,9 @@ def quiz_verdict_outputs(verdict: Verdict) -> list:
     ]
 
 
-SUMMARY_ID = "summary"  # the grade id of a quiz notebook's last, locked cell: the points per theme (grader.quizzes.build)
+SUMMARY_ID = (
+    "summary"  # the grade id of a quiz notebook's last, locked cell: the points per theme (grader.quizzes.build)
+)
 
 
 def quiz_questions(lab: str) -> list[str] | None:
@@ -101,14 +103,20 @@ class GradingFailed(RuntimeError):
 class TrustedChecks(NbGraderPreprocessor):
     """Run the lab's checks outside the learner's kernel and write their verdicts into the graded cells."""
 
-    call_timeout = Float(CALL_TIMEOUT_SECONDS, help="Seconds one call into the learner's code may take.").tag(config=True)
+    call_timeout = Float(CALL_TIMEOUT_SECONDS, help="Seconds one call into the learner's code may take.").tag(
+        config=True
+    )
     require_isolation = Bool(
-        False, help="Run learner code only with every protection of the sandbox (own user, own file-system view, no network, hidden processes)."
+        False,
+        help="Run learner code only with every protection of the sandbox (own user, own file-system view, no network, hidden processes).",
     ).tag(config=True)
     results_dir = Unicode(
-        "", help="Folder of check results graded ahead (grader.engine.batch.ResultStore); empty: always run the checks here."
+        "",
+        help="Folder of check results graded ahead (grader.engine.batch.ResultStore); empty: always run the checks here.",
     ).tag(config=True)
-    course_root = Unicode("", help="The course folder, which no verdict may show (it is shown as <course>).").tag(config=True)
+    course_root = Unicode("", help="The course folder, which no verdict may show (it is shown as <course>).").tag(
+        config=True
+    )
 
     def results(self, lab: str, student: str, code: str, names: list[str]) -> dict[str, CheckResult]:
         """The checks' results: stored ones when a batch graded this very code ahead, else graded now."""
@@ -152,11 +160,17 @@ class TrustedChecks(NbGraderPreprocessor):
             if cell is not None:
                 cell.outputs = quiz_verdict_outputs(verdict)
                 cell.execution_count = 1
-        summary = next((c for c in nb.cells if nbgrader_meta(c).get("grade_id") == SUMMARY_ID and c.cell_type == "code"), None)
+        summary = next(
+            (c for c in nb.cells if nbgrader_meta(c).get("grade_id") == SUMMARY_ID and c.cell_type == "code"), None
+        )
         if summary is None:  # the learner took it out: the breakdown is shown all the same
             summary = new_code_cell("# Your points per theme")
             nb.cells.append(summary)
-        summary.outputs = [new_output("display_data", data={"text/html": breakdown_html(verdicts), "text/plain": breakdown_text(verdicts)})]
+        summary.outputs = [
+            new_output(
+                "display_data", data={"text/html": breakdown_html(verdicts), "text/plain": breakdown_text(verdicts)}
+            )
+        ]
         summary.execution_count = 1
 
     def preprocess(self, nb, resources):
@@ -167,7 +181,12 @@ class TrustedChecks(NbGraderPreprocessor):
         cells = graded_cells(nb)
         if lab not in LAB_MODULES:
             for cell in cells:
-                result = CheckResult(cell.metadata.nbgrader["grade_id"], float(cell.metadata.nbgrader["points"]), False, f"No checks are defined for lab {lab!r}.")
+                result = CheckResult(
+                    cell.metadata.nbgrader["grade_id"],
+                    float(cell.metadata.nbgrader["points"]),
+                    False,
+                    f"No checks are defined for lab {lab!r}.",
+                )
                 cell.outputs = verdict_outputs(result)
             return nb, resources
         known = lab_checks(lab).checks
@@ -176,7 +195,10 @@ class TrustedChecks(NbGraderPreprocessor):
         for cell in cells:
             grade_id = cell.metadata.nbgrader["grade_id"]
             result = results.get(grade_id) or CheckResult(
-                grade_id, float(cell.metadata.nbgrader.get("points", 0)), False, f"No check is named {grade_id!r} in {lab}."
+                grade_id,
+                float(cell.metadata.nbgrader.get("points", 0)),
+                False,
+                f"No check is named {grade_id!r} in {lab}.",
             )
             cell.outputs = verdict_outputs(self.shown(lab, result))
             cell.execution_count = 1
@@ -226,7 +248,9 @@ class RestoreGradedCells(NbGraderPreprocessor):
         answered_here = is_quiz(lab)  # a quiz's graded cell is its answer cell, put back as released: not answered
         order = [name for name in graded_order(lab) if name in points and name in texts]
         for position, name in enumerate(order):
-            where = {nbgrader_meta(c).get("grade_id"): i for i, c in enumerate(nb.cells) if nbgrader_meta(c).get("grade")}
+            where = {
+                nbgrader_meta(c).get("grade_id"): i for i, c in enumerate(nb.cells) if nbgrader_meta(c).get("grade")
+            }
             if name in where:
                 continue
             before = [where[n] for n in order[:position] if n in where]
@@ -234,7 +258,11 @@ class RestoreGradedCells(NbGraderPreprocessor):
             at = before[-1] + 1 if before else (after[0] if after else len(nb.cells))
             cell = new_code_cell(texts[name])
             cell.metadata["nbgrader"] = {
-                "grade": True, "grade_id": name, "locked": not answered_here, "points": points[name], "schema_version": 3,
+                "grade": True,
+                "grade_id": name,
+                "locked": not answered_here,
+                "points": points[name],
+                "schema_version": 3,
                 "solution": answered_here,
             }
             if answered_here and checksums.get(name):
@@ -300,7 +328,9 @@ class SaveCheckGrades(SaveAutoGrades):
     def _add_score(self, cell, resources):
         if not (utils.is_solution(cell) and is_quiz(resources["nbgrader"]["assignment"])):
             return super()._add_score(cell, resources)
-        grade = self.gradebook.find_grade(cell.metadata["nbgrader"]["grade_id"], self.notebook_id, self.assignment_id, self.student_id)
+        grade = self.gradebook.find_grade(
+            cell.metadata["nbgrader"]["grade_id"], self.notebook_id, self.assignment_id, self.student_id
+        )
         grade.auto_score = quiz_cell_score(cell, self.log)
         grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
         self.gradebook.db.commit()
@@ -308,7 +338,9 @@ class SaveCheckGrades(SaveAutoGrades):
 
 # --- recording a batch through one open gradebook ------------------------------------------------------------
 
-SHARED_GRADEBOOK = "shared_gradebook"  # resources["nbgrader"][...]: which open gradebook of a batch to use (BatchAutograde)
+SHARED_GRADEBOOK = (
+    "shared_gradebook"  # resources["nbgrader"][...]: which open gradebook of a batch to use (BatchAutograde)
+)
 _OPEN: dict = {}  # that name -> the batch's open gradebook (resources are deep-copied, a gradebook cannot be)
 
 
@@ -337,7 +369,9 @@ class SharedOverwriteKernelspec(OverwriteKernelspec):
         if shared_gradebook(resources) is None:
             return super().preprocess(nb, resources)
         with gradebook_of(resources) as gb:
-            kernelspec = gb.find_notebook(resources["nbgrader"]["notebook"], resources["nbgrader"]["assignment"]).kernelspec
+            kernelspec = gb.find_notebook(
+                resources["nbgrader"]["notebook"], resources["nbgrader"]["assignment"]
+            ).kernelspec
         if kernelspec:
             nb.metadata["kernelspec"] = json.loads(kernelspec)
         return nb, resources
@@ -380,7 +414,9 @@ class SharedAssignLatePenalties(AssignLatePenalties):
         notebook.late_submission_penalty = None
         if assignment.total_seconds_late > 0:
             self.log.warning(f"{assignment} is {assignment.total_seconds_late} seconds late")
-            penalty = self.plugin_inst.late_submission_penalty(self.student_id, notebook.score, assignment.total_seconds_late)
+            penalty = self.plugin_inst.late_submission_penalty(
+                self.student_id, notebook.score, assignment.total_seconds_late
+            )
             self.log.warning(f"Late submission penalty: {penalty}")
             if penalty is not None:
                 notebook.late_submission_penalty = self._check_late_penalty(notebook, penalty)
@@ -408,7 +444,11 @@ class RememberingValidator(MetadataValidatorV3):
             return
         super().validate_cell(cell)
         # A changed cell type is only a warning, which each notebook that has one should log.
-        if key is not None and meta.get("cell_type", cell.cell_type) == cell.cell_type and len(_PASSED_METADATA) < _PASSED_LIMIT:
+        if (
+            key is not None
+            and meta.get("cell_type", cell.cell_type) == cell.cell_type
+            and len(_PASSED_METADATA) < _PASSED_LIMIT
+        ):
             _PASSED_METADATA.add(key)
 
 
@@ -542,7 +582,8 @@ class BatchAutograde(Autograde):
             raise NbGraderException(msg)
         for notebook in gb.find_assignment(assignment_id).notebooks:
             path = os.path.join(
-                self.coursedir.format_path(self.coursedir.submitted_directory, student_id, assignment_id), f"{notebook.name}.ipynb"
+                self.coursedir.format_path(self.coursedir.submitted_directory, student_id, assignment_id),
+                f"{notebook.name}.ipynb",
             )
             if not os.path.exists(path):
                 self.log.warning(f"No submitted file: {path}")
@@ -600,7 +641,10 @@ class _Converting:
 
 def release_preprocessors() -> list:
     """nbgrader's release steps, with ClearSolutions replaced by ClearSolutionsToStartingCode."""
-    return [ClearSolutionsToStartingCode if step is ClearSolutions else step for step in GenerateAssignment.class_traits()["preprocessors"].default()]
+    return [
+        ClearSolutionsToStartingCode if step is ClearSolutions else step
+        for step in GenerateAssignment.class_traits()["preprocessors"].default()
+    ]
 
 
 def configure(c: Config) -> Config:

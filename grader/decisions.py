@@ -93,7 +93,9 @@ def decide(result: dict[str, Any], attempt: int = 1, max_attempts: int = DEFAULT
 
     if result.get("isError") is not True:
         if is_empty_success(result):
-            return Decision(Action.EMPTY_RESULT, "Not an error, and intentionally empty: a valid answer with no matches.")
+            return Decision(
+                Action.EMPTY_RESULT, "Not an error, and intentionally empty: a valid answer with no matches."
+            )
         return Decision(Action.SUCCESS, "Not an error: use the result.")
 
     structured = result.get("structuredContent") or {}

@@ -62,7 +62,11 @@ SESSION_SECRETS = frozenset(
         "SELF_HOSTED_RUNNER_ENVIRONMENT_SECRET",
     }
 )
-SESSION_SECRET_PATTERNS = (re.compile(r"^OTEL_"), re.compile(r"^CLAUDE_CODE_ARTIFACT\w*_BASE_URL$"), re.compile(r"^CLAUDE_BG_"))
+SESSION_SECRET_PATTERNS = (
+    re.compile(r"^OTEL_"),
+    re.compile(r"^CLAUDE_CODE_ARTIFACT\w*_BASE_URL$"),
+    re.compile(r"^CLAUDE_BG_"),
+)
 
 # Read as empty toward a remote server (Claude Code docs, MCP › Environment variable expansion in `.mcp.json`; conformance record section 5).
 REMOTE_CREDENTIALS = SESSION_SECRETS | frozenset(

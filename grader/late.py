@@ -27,13 +27,17 @@ class LatePenalty(LateSubmissionPlugin):
 
     points = Float(0.0, help="Points taken off for each period (or part of one) a submission is late.").tag(config=True)
     per = Enum(tuple(SECONDS), default_value="day", help="The period: 'hour' or 'day'.").tag(config=True)
-    max_points = Float(None, allow_none=True, help="The most points lateness can take off (None: no cap).").tag(config=True)
+    max_points = Float(None, allow_none=True, help="The most points lateness can take off (None: no cap).").tag(
+        config=True
+    )
 
     @validate("points", "max_points")
     def _not_negative(self, proposal):
         value = proposal["value"]
         if value is not None and not 0 <= value < math.inf:
-            raise TraitError(f"LatePenalty.{proposal['trait'].name} must be a number of points of 0 or more, not {value!r}")
+            raise TraitError(
+                f"LatePenalty.{proposal['trait'].name} must be a number of points of 0 or more, not {value!r}"
+            )
         return value
 
     def late_submission_penalty(self, student_id: str, score: float, total_seconds_late: float) -> float | None:

@@ -73,8 +73,13 @@ class Fate:
 
     @property
     def row(self) -> dict[str, object]:
-        return {"characters": self.chars, "tokens (est.)": self.tokens, "warning": self.warning,
-                "Claude Code": self.outcome, "why": self.why}
+        return {
+            "characters": self.chars,
+            "tokens (est.)": self.tokens,
+            "warning": self.warning,
+            "Claude Code": self.outcome,
+            "why": self.why,
+        }
 
 
 def result_fate(
@@ -96,29 +101,59 @@ def result_fate(
     warned = f"; over {WARNING_TOKENS:,} tokens, so the user sees a warning" if warning else ""
     if is_error:
         if chars > ERROR_TRUNCATED_OVER:
-            return Fate(chars, tokens, False, "error text cut",
-                        f"an isError result over about {ERROR_TRUNCATED_OVER:,} characters keeps its first and last "
-                        f"{ERROR_KEPT:,} characters, with a marker saying how many were removed; it is not saved to a file")
+            return Fate(
+                chars,
+                tokens,
+                False,
+                "error text cut",
+                f"an isError result over about {ERROR_TRUNCATED_OVER:,} characters keeps its first and last "
+                f"{ERROR_KEPT:,} characters, with a marker saying how many were removed; it is not saved to a file",
+            )
         return Fate(chars, tokens, False, "in the conversation", "an error text this short reaches Claude whole")
     declared = declared_chars(meta)
     saved = f"saved to a file in {FILE_NOTE}; the conversation gets its path and Claude reads the file when it needs the content"
     if declared is not None:
         if chars > declared:
-            return Fate(chars, tokens, warning, "saved to a file",
-                        f"{chars:,} characters is over the {declared:,} the tool declares with {MAX_RESULT_SIZE_CHARS}: {saved}")
-        return Fate(chars, tokens, warning, "in the conversation",
-                    f"within the {declared:,} characters the tool declares; a declared limit replaces MAX_MCP_OUTPUT_TOKENS "
-                    f"for text{warned}")
+            return Fate(
+                chars,
+                tokens,
+                warning,
+                "saved to a file",
+                f"{chars:,} characters is over the {declared:,} the tool declares with {MAX_RESULT_SIZE_CHARS}: {saved}",
+            )
+        return Fate(
+            chars,
+            tokens,
+            warning,
+            "in the conversation",
+            f"within the {declared:,} characters the tool declares; a declared limit replaces MAX_MCP_OUTPUT_TOKENS "
+            f"for text{warned}",
+        )
     limit = max_output_tokens(env)
     if tokens > limit:
-        return Fate(chars, tokens, warning, "saved to a file",
-                    f"about {tokens:,} tokens is over the {limit:,}-token limit (MAX_MCP_OUTPUT_TOKENS"
-                    f"{'' if limit != DEFAULT_MAX_TOKENS else ', default'}): {saved}")
+        return Fate(
+            chars,
+            tokens,
+            warning,
+            "saved to a file",
+            f"about {tokens:,} tokens is over the {limit:,}-token limit (MAX_MCP_OUTPUT_TOKENS"
+            f"{'' if limit != DEFAULT_MAX_TOKENS else ', default'}): {saved}",
+        )
     if chars > CHARS_LIMIT:
-        return Fate(chars, tokens, warning, "saved to a file",
-                    f"{chars:,} characters is over {CHARS_LIMIT:,}, a threshold MAX_MCP_OUTPUT_TOKENS does not change: {saved}")
-    return Fate(chars, tokens, warning, "in the conversation",
-                f"under {CHARS_LIMIT:,} characters and the {limit:,}-token limit{warned}")
+        return Fate(
+            chars,
+            tokens,
+            warning,
+            "saved to a file",
+            f"{chars:,} characters is over {CHARS_LIMIT:,}, a threshold MAX_MCP_OUTPUT_TOKENS does not change: {saved}",
+        )
+    return Fate(
+        chars,
+        tokens,
+        warning,
+        "in the conversation",
+        f"under {CHARS_LIMIT:,} characters and the {limit:,}-token limit{warned}",
+    )
 
 
 def description_limits(env: Mapping[str, str] | None = None) -> tuple[int, int]:

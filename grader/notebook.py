@@ -17,7 +17,7 @@ class NotANotebook(ValueError):
 def read_notebook(path: Path) -> nbformat.NotebookNode:
     try:
         return nbformat.read(str(path), as_version=4)
-    except Exception as exc:  # nbformat raises JSON, validation and OS errors alike
+    except Exception as exc:  # noqa: BLE001 - nbformat raises JSON, validation and OS errors alike
         raise NotANotebook(f"{path} is not a readable Jupyter notebook ({type(exc).__name__}: {exc}).") from None
 
 

@@ -48,6 +48,8 @@ def quiz_answers(nb) -> str:
     from grader.course import graded_cells
 
     return json.dumps([[c.metadata.nbgrader.get("grade_id"), c.source] for c in graded_cells(nb)], ensure_ascii=False)
+
+
 from labkit.checking import capped, exception_words, neutral
 
 REPO = Path(__file__).resolve().parents[1]
@@ -74,8 +76,7 @@ class Outcome:
 
 NOT_GRADED = "not_graded.json"  # under the course's grading store (grader.engine.batch.STORE)
 UNFINISHED = (
-    "its autograde did not finish, so the gradebook holds it without scores (the run was stopped?). "
-    "Autograde it again."
+    "its autograde did not finish, so the gradebook holds it without scores (the run was stopped?). Autograde it again."
 )
 
 
@@ -131,13 +132,13 @@ class Course:
         if not url:
             return self.root / "gradebook.db"
         prefix = "sqlite:///"
-        if not url.startswith(prefix) or not url[len(prefix):]:
+        if not url.startswith(prefix) or not url[len(prefix) :]:
             raise PipelineError(
                 f"The configured gradebook (CourseDirectory.db_url = {url!r}) is not an SQLite file, which is the only "
                 "gradebook this engine reads: set it to sqlite:///PATH (or remove it for <course>/gradebook.db), "
                 "then run the command again."
             )
-        return (self.root / url[len(prefix):]).resolve()
+        return (self.root / url[len(prefix) :]).resolve()
 
     @property
     def db_url(self) -> str:
@@ -292,7 +293,10 @@ class Course:
         from dateutil.tz import gettz
         from nbgrader.utils import parse_utc
 
-        example = "for example --due \"2026-12-10 17:00\" (in the course's timezone, " f"{self.timezone}) or \"2026-12-10 17:00 Europe/Berlin\""
+        example = (
+            'for example --due "2026-12-10 17:00" (in the course\'s timezone, '
+            f'{self.timezone}) or "2026-12-10 17:00 Europe/Berlin"'
+        )
         parts = text.strip().split()
         try:
             if len(parts) == 3:
@@ -365,7 +369,9 @@ class Course:
         found = {}
         for folder in sorted((self.root / "submitted").glob(f"*/{lab}")):
             stamp = folder / "timestamp.txt"
-            found[folder.parent.name] = stamp.read_text(encoding="utf-8", errors="replace").strip() if stamp.is_file() else ""
+            found[folder.parent.name] = (
+                stamp.read_text(encoding="utf-8", errors="replace").strip() if stamp.is_file() else ""
+            )
         return found
 
     def collect_from_exchange(self, lab: str) -> list[tuple[str, str]]:
@@ -408,17 +414,26 @@ class Course:
                 failures.append(Outcome(student, lab, False, "it has no feedback page yet: run feedback first"))
                 continue
             if not ((folder / "submission_secret.txt").is_file() and (folder / "timestamp.txt").is_file()):
-                failures.append(Outcome(student, lab, False, (
-                    "it did not come through the exchange (its folder has no submission_secret.txt, which nbgrader "
-                    f"submit writes), so the exchange cannot hand its feedback back: give {page} to the learner yourself"
-                )))
+                failures.append(
+                    Outcome(
+                        student,
+                        lab,
+                        False,
+                        (
+                            "it did not come through the exchange (its folder has no submission_secret.txt, which nbgrader "
+                            f"submit writes), so the exchange cannot hand its feedback back: give {page} to the learner yourself"
+                        ),
+                    )
+                )
                 continue
             api = api or self.api()
             result = api.release_feedback(lab, student)
             if result and result["success"]:
                 released.append((student, lab))
             else:
-                failures.append(Outcome(student, lab, False, f"nbgrader could not release it ({_exchange_said(result)})"))
+                failures.append(
+                    Outcome(student, lab, False, f"nbgrader could not release it ({_exchange_said(result)})")
+                )
         return released, failures
 
     # --- autograde -----------------------------------------------------------------------
@@ -510,7 +525,9 @@ class Course:
             try:
                 students = _entries(base)
             except OSError as exc:
-                raise PipelineError(f"{base} cannot be read ({exc.strerror or exc}). Make it readable, then autograde again.") from None
+                raise PipelineError(
+                    f"{base} cannot be read ({exc.strerror or exc}). Make it readable, then autograde again."
+                ) from None
         else:
             students = [base if len(where) == 1 else base.parent]
         found, problems = [], []
@@ -527,7 +544,11 @@ class Course:
             try:
                 labs = [base] if where is not None and len(where) == 2 else _entries(student_dir)
             except OSError as exc:
-                problem(student, "-", f"the folder {student} cannot be read ({exc.strerror or exc}): make it readable, then autograde again.")
+                problem(
+                    student,
+                    "-",
+                    f"the folder {student} cannot be read ({exc.strerror or exc}): make it readable, then autograde again.",
+                )
                 continue
             refused = _refused_student_id(student)
             if student.startswith(".") and not any(p.is_dir() and p.name in ASSIGNMENTS for p in labs):
@@ -546,28 +567,47 @@ class Course:
                     stem = Path(name).stem
                     if name.endswith(".ipynb") and stem in ASSIGNMENTS:
                         if not only or stem == only:
-                            problem(student, stem, (
-                                f"{student}/{name} is a notebook where the folder {student}/{stem} should be: put it in "
-                                f"that folder ({student}/{stem}/{name}), then autograde again."
-                            ), listed(student, stem, is_its_folder=False))
+                            problem(
+                                student,
+                                stem,
+                                (
+                                    f"{student}/{name} is a notebook where the folder {student}/{stem} should be: put it in "
+                                    f"that folder ({student}/{stem}/{name}), then autograde again."
+                                ),
+                                listed(student, stem, is_its_folder=False),
+                            )
                     elif not only:
-                        problem(student, name, (
-                            f"{student}/{name} is a file where a lab's folder should be ({student}/<lab>/<lab>.ipynb), so it "
-                            f"was not graded: move it into its lab's folder, or out of {shown}, then autograde again."
-                        ))
+                        problem(
+                            student,
+                            name,
+                            (
+                                f"{student}/{name} is a file where a lab's folder should be ({student}/<lab>/<lab>.ipynb), so it "
+                                f"was not graded: move it into its lab's folder, or out of {shown}, then autograde again."
+                            ),
+                        )
                     continue
                 if only and name != only:
                     continue
                 if name not in ASSIGNMENTS:
-                    problem(student, name, (
-                        f"there is no lab named {name!r}: rename the folder {student}/{name} to one of: "
-                        f"{', '.join(ASSIGNMENTS)}, then autograde again."
-                    ), listed(student, name))
+                    problem(
+                        student,
+                        name,
+                        (
+                            f"there is no lab named {name!r}: rename the folder {student}/{name} to one of: "
+                            f"{', '.join(ASSIGNMENTS)}, then autograde again."
+                        ),
+                        listed(student, name),
+                    )
                     continue
                 if not any(lab_dir.glob("*.ipynb")):
-                    problem(student, name, (
-                        f"its folder holds no notebook: put the student's {name}.ipynb in {student}/{name}, then autograde again."
-                    ), listed(student, name))
+                    problem(
+                        student,
+                        name,
+                        (
+                            f"its folder holds no notebook: put the student's {name}.ipynb in {student}/{name}, then autograde again."
+                        ),
+                        listed(student, name),
+                    )
                     continue
                 found.append((student, name, lab_dir))
         # A pair that is graded (its folder) is never listed as not graded for a file beside it.
@@ -594,7 +634,9 @@ class Course:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"copy": key, "files": files}, indent=1, sort_keys=True, ensure_ascii=False), encoding="utf-8")
+        tmp.write_text(
+            json.dumps({"copy": key, "files": files}, indent=1, sort_keys=True, ensure_ascii=False), encoding="utf-8"
+        )
         os.replace(tmp, path)
 
     @property
@@ -691,7 +733,9 @@ class Course:
         unreleased = {lab for lab in labs if not self.released(lab)}
         if labs and unreleased == set(labs):  # nothing could be graded: the course is not ready
             lab = labs[0]
-            raise PipelineError(f"{lab} has not been released in {self.root}: run `python -m grader release {lab}` first.")
+            raise PipelineError(
+                f"{lab} has not been released in {self.root}: run `python -m grader release {lab}` first."
+            )
         # What nbgrader records depends on the late-penalty setting and the due dates too: a change regrades.
         policy = self.late_policy()
         dues = self.due_dates()
@@ -700,17 +744,27 @@ class Course:
         recorded_as: dict[tuple[str, str], str] = {}
         for student, lab in pairs:
             if lab in unreleased:
-                outcomes[student, lab] = Outcome(student, lab, False, (
-                    f"{lab} has not been released in this course, so there is nothing to grade it against: "
-                    f"run `python -m grader release {lab}`, then autograde again."
-                ))
+                outcomes[student, lab] = Outcome(
+                    student,
+                    lab,
+                    False,
+                    (
+                        f"{lab} has not been released in this course, so there is nothing to grade it against: "
+                        f"run `python -m grader release {lab}`, then autograde again."
+                    ),
+                )
                 continue
             notebook = self.root / "submitted" / student / lab / f"{lab}.ipynb"
             if not notebook.exists():
-                outcomes[student, lab] = Outcome(student, lab, False, (
-                    f"its folder holds no {lab}.ipynb (was it given another name?): rename the student's notebook "
-                    f"to {lab}.ipynb, then autograde again."
-                ))
+                outcomes[student, lab] = Outcome(
+                    student,
+                    lab,
+                    False,
+                    (
+                        f"its folder holds no {lab}.ipynb (was it given another name?): rename the student's notebook "
+                        f"to {lab}.ipynb, then autograde again."
+                    ),
+                )
                 continue
             late = _timestamp_problem(notebook.parent)
             if late:
@@ -734,7 +788,9 @@ class Course:
             # resubmitted with the same code but other cells (one nbgrader now refuses) is recorded again.
             stamp = notebook.parent / "timestamp.txt"
             recorded_as[student, lab] = hashlib.sha256(
-                tasks[-1].key.encode() + notebook.read_bytes() + (stamp.read_bytes() if stamp.is_file() else b"")
+                tasks[-1].key.encode()
+                + notebook.read_bytes()
+                + (stamp.read_bytes() if stamp.is_file() else b"")
                 + f"{dues.get(lab)!r} {policy}".encode()
             ).hexdigest()
 
@@ -773,14 +829,21 @@ class Course:
                         result = {"success": False, "log": "", "exception": exc}
                     if result["success"]:  # committed: the gradebook holds it
                         store.mark_recorded(lab, student, recorded_as[student, lab])
-                    outcomes[student, lab] = Outcome(student, lab, result["success"], "" if result["success"] else _not_graded(lab, result))
+                    outcomes[student, lab] = Outcome(
+                        student, lab, result["success"], "" if result["success"] else _not_graded(lab, result)
+                    )
                 if recording:
                     recording.advance()
                 maybe_kill("record", n)
         finally:
             if recorder is not None:
                 recorder.close()
-        finished = [outcomes[pair] if outcomes[pair].ok else replace(outcomes[pair], message=self.neutral(outcomes[pair].message)) for pair in pairs]
+        finished = [
+            outcomes[pair]
+            if outcomes[pair].ok
+            else replace(outcomes[pair], message=self.neutral(outcomes[pair].message))
+            for pair in pairs
+        ]
         self.record_outcomes(finished)
         self._name_unnamed([o.student for o in finished if o.ok])
         return finished
@@ -856,7 +919,10 @@ class Course:
                 listed[o.student, o.lab] = self.neutral(o.message)
                 not_graded.append((o.student, o.lab))
         self._forget_grades(not_graded)
-        entries = [{"student": s, "lab": lab, "why": why} for (s, lab), why in sorted(listed.items(), key=lambda i: (i[0][1], i[0][0]))]
+        entries = [
+            {"student": s, "lab": lab, "why": why}
+            for (s, lab), why in sorted(listed.items(), key=lambda i: (i[0][1], i[0][0]))
+        ]
         path = self.not_graded_path
         text = json.dumps({"not_graded": entries}, indent=1, ensure_ascii=False)
         try:
@@ -906,7 +972,9 @@ class Course:
         found = {pair: why for pair, why in self._listed().items()}
         for pair in self._unscored_submissions():
             found.setdefault(pair, UNFINISHED)
-        return [Outcome(s, lab, False, why) for (s, lab), why in sorted(found.items(), key=lambda i: (i[0][1], i[0][0]))]
+        return [
+            Outcome(s, lab, False, why) for (s, lab), why in sorted(found.items(), key=lambda i: (i[0][1], i[0][0]))
+        ]
 
     def _unscored_submissions(self) -> set[tuple[str, str]]:
         """(student, lab) of the submissions the gradebook holds with a check that has no score."""
@@ -935,7 +1003,9 @@ class Course:
         if not self.db_path.exists():
             return set()
         with self.open_gradebook() as gb:
-            return {(sub.student.id, assignment.name) for assignment in gb.assignments for sub in assignment.submissions}
+            return {
+                (sub.student.id, assignment.name) for assignment in gb.assignments for sub in assignment.submissions
+            }
 
     # --- after grading -------------------------------------------------------------------
 
@@ -951,10 +1021,14 @@ class Course:
         for student, lab in pairs:
             if (student, lab) in listed:
                 note = self.write_not_graded_note(student, lab, listed[student, lab])
-                failures.append(Outcome(student, lab, False, f"it was not graded, and {note} says so: {listed[student, lab]}"))
+                failures.append(
+                    Outcome(student, lab, False, f"it was not graded, and {note} says so: {listed[student, lab]}")
+                )
                 continue
             if not (self.root / "autograded" / student / lab / f"{lab}.ipynb").exists():
-                failures.append(Outcome(student, lab, False, "it has no autograded notebook, because its autograde did not finish"))
+                failures.append(
+                    Outcome(student, lab, False, "it has no autograded notebook, because its autograde did not finish")
+                )
                 continue
             api = api or self.api()
             result = api.generate_feedback(lab, student)
@@ -988,7 +1062,9 @@ class Course:
 
         to = Path(to).resolve()
         if to.is_dir():
-            raise PipelineError(f"{to} is a folder. Give --to the path of the CSV file to write, e.g. {to / 'grades.csv'}.")
+            raise PipelineError(
+                f"{to} is a folder. Give --to the path of the CSV file to write, e.g. {to / 'grades.csv'}."
+            )
         with self.open_gradebook() as gb:
             try:
                 to.parent.mkdir(parents=True, exist_ok=True)
@@ -1036,21 +1112,23 @@ class Course:
                     if _unscored(sub):
                         continue
                     penalty = float(sub.late_submission_penalty or 0)
-                    rows.append({
-                        "student": sub.student.id,
-                        "name": _roster_name(sub.student),
-                        "lab": assignment.name,
-                        "score": max(0.0, sub.score - penalty),
-                        "max_score": sub.max_score,
-                        "raw_score": sub.score,
-                        "penalty": penalty,
-                        "seconds_late": float(sub.total_seconds_late or 0),
-                    })
+                    rows.append(
+                        {
+                            "student": sub.student.id,
+                            "name": _roster_name(sub.student),
+                            "lab": assignment.name,
+                            "score": max(0.0, sub.score - penalty),
+                            "max_score": sub.max_score,
+                            "raw_score": sub.score,
+                            "penalty": penalty,
+                            "seconds_late": float(sub.total_seconds_late or 0),
+                        }
+                    )
         return sorted(rows, key=lambda r: (r["lab"], r["student"]))
 
 
 def _roster_name(student) -> str:
-    """"First Last" as the roster gives them; "" for a student no roster names (autograde's id as last name)."""
+    """ "First Last" as the roster gives them; "" for a student no roster names (autograde's id as last name)."""
     first, last = (student.first_name or "").strip(), (student.last_name or "").strip()
     if not first and last == student.id:
         return ""
@@ -1122,7 +1200,11 @@ def _nbgrader_refusal(log: str) -> str | None:
         unknown = re.findall(r"Cell '([^'\n]*)' does not exist in the database\s*$", log, re.MULTILINE)
         if unknown:
             return f"its nbgrader metadata is damaged: a cell carries the grade_id {unknown[0]!r}, which no cell of the released lab has"
-        details = [d for d in re.findall(r"ValidationError: ([^\n]+)$", log, re.MULTILINE) if "Notebook failed to validate" not in d]
+        details = [
+            d
+            for d in re.findall(r"ValidationError: ([^\n]+)$", log, re.MULTILINE)
+            if "Notebook failed to validate" not in d
+        ]
         detail = f" ({capped(details[0], 200)})" if details else ""
         return f"its nbgrader metadata is damaged{detail}"
     if re.search(r"use an? (newer|old) version", log):

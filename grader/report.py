@@ -53,7 +53,9 @@ def read_grades(course: Course) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
                 if any(g.auto_score is None and g.manual_score is None for g in grades):
                     unscored.append((assignment.name, submission.student.id))
                     continue
-                rows += [(assignment.name, submission.student.id, g.name, float(g.score), float(g.max_score)) for g in grades]
+                rows += [
+                    (assignment.name, submission.student.id, g.name, float(g.score), float(g.max_score)) for g in grades
+                ]
     grades = pd.DataFrame(rows, columns=["lab", "student", "check", "score", "max_score"])
     grades["passed"] = grades["score"] >= grades["max_score"]
     return grades, sorted(unscored)
@@ -62,7 +64,10 @@ def read_grades(course: Course) -> tuple[pd.DataFrame, list[tuple[str, str]]]:
 def notebook_order(course: Course, lab: str, checks) -> list[str]:
     """The checks in the order of the lab notebook's graded cells (any the notebook lacks go last)."""
     try:
-        order = [cell.metadata.nbgrader["grade_id"] for cell in graded_cells(read_notebook(course.root / "source" / lab / f"{lab}.ipynb"))]
+        order = [
+            cell.metadata.nbgrader["grade_id"]
+            for cell in graded_cells(read_notebook(course.root / "source" / lab / f"{lab}.ipynb"))
+        ]
     except NotANotebook:  # no source notebook: a lab's checks are registered in notebook order too
         order = list(lab_checks(lab).checks) if lab in LAB_MODULES else []
     checks = set(checks)
@@ -118,13 +123,15 @@ def theme_table(lab: str, grades: pd.DataFrame, checks: pd.DataFrame) -> pd.Data
         missed = [
             f"question {number[c.check]} ({pct(c.pass_rate)} right)" for c in rates.itertuples() if c.pass_rate < 1
         ][:MOST_MISSED]
-        rows.append({
-            "theme": title,
-            "questions": int(mine["check"].nunique()),
-            "points": float(mine.groupby("check")["max_score"].max().sum()),
-            "mean_share": float(share),
-            "most_missed": ", ".join(missed) or "none: every answer was right",
-        })
+        rows.append(
+            {
+                "theme": title,
+                "questions": int(mine["check"].nunique()),
+                "points": float(mine.groupby("check")["max_score"].max().sum()),
+                "mean_share": float(share),
+                "most_missed": ", ".join(missed) or "none: every answer was right",
+            }
+        )
     return pd.DataFrame(rows, columns=["theme", "questions", "points", "mean_share", "most_missed"])
 
 
@@ -164,7 +171,9 @@ class CohortReport:
 
 
 def lab_section(course: Course, lab: str, grades: pd.DataFrame) -> LabSection:
-    scores = grades.groupby("student", sort=True).agg(score=("score", "sum"), max_score=("max_score", "sum")).reset_index()
+    scores = (
+        grades.groupby("student", sort=True).agg(score=("score", "sum"), max_score=("max_score", "sum")).reset_index()
+    )
     scores["percent"] = (100 * scores["score"] / scores["max_score"].where(scores["max_score"] > 0)).fillna(0.0)
     checks = (
         grades.groupby("check")
@@ -202,7 +211,9 @@ def common_mistakes(grades: pd.DataFrame, sections: list[LabSection]) -> pd.Data
         return pd.DataFrame(columns=columns)
     mistakes = pd.concat(frames, ignore_index=True)
     mistakes["share"] = mistakes["made"] / mistakes["submissions"]
-    mistakes = mistakes.sort_values(["share", "made", "lab", "first"], ascending=[False, False, True, True], kind="stable")
+    mistakes = mistakes.sort_values(
+        ["share", "made", "lab", "first"], ascending=[False, False, True, True], kind="stable"
+    )
     return mistakes[columns].reset_index(drop=True)
 
 
@@ -238,7 +249,9 @@ def histogram_png(section: LabSection) -> bytes:
     FigureCanvasAgg(fig)
     ax = fig.subplots()
     counts = score_bins(section)
-    bars = ax.bar(range(len(counts)), counts, width=0.9, color=[BAR] * (len(counts) - 1) + [FULL_BAR], edgecolor="white")
+    bars = ax.bar(
+        range(len(counts)), counts, width=0.9, color=[BAR] * (len(counts) - 1) + [FULL_BAR], edgecolor="white"
+    )
     ax.bar_label(bars, labels=[str(n) if n else "" for n in counts], fontsize=8)
     ax.set_xticks(range(len(counts)), BIN_LABELS, fontsize=8)
     ax.set_xlabel(f"score, % of {section.max_score:g} points (full marks apart)")
@@ -272,7 +285,12 @@ def not_graded_blocks(report: CohortReport) -> list[tuple]:
                 "the numbers of this report. Do what each line says, then autograde them again to count them."
             ),
         ),
-        ("table", ["student", "lab", "why"], [[o.student, o.lab, " ".join(o.message.split())] for o in report.not_graded], "lll"),
+        (
+            "table",
+            ["student", "lab", "why"],
+            [[o.student, o.lab, " ".join(o.message.split())] for o in report.not_graded],
+            "lll",
+        ),
     ]
 
 
@@ -298,7 +316,14 @@ def alike_blocks(report: CohortReport) -> list[tuple]:
             ),
         )
     )
-    out.append(("table", ["lab", "students", "how alike"], [[g.lab, ", ".join(g.students), how_alike(g)] for g in report.alike], "lll"))
+    out.append(
+        (
+            "table",
+            ["lab", "students", "how alike"],
+            [[g.lab, ", ".join(g.students), how_alike(g)] for g in report.alike],
+            "lll",
+        )
+    )
     return out
 
 
@@ -309,7 +334,12 @@ def blocks(report: CohortReport) -> list[tuple]:
         return out + not_graded_blocks(report)
     students = {s for section in report.labs for s in section.scores["student"]}
     total = sum(section.submissions for section in report.labs)
-    out.append(("p", f"Course `{report.course}`: {total} graded submission(s) from {len(students)} student(s) in {len(report.labs)} lab(s)."))
+    out.append(
+        (
+            "p",
+            f"Course `{report.course}`: {total} graded submission(s) from {len(students)} student(s) in {len(report.labs)} lab(s).",
+        )
+    )
     out.append(
         (
             "table",
@@ -338,7 +368,9 @@ def blocks(report: CohortReport) -> list[tuple]:
     if shown.empty:
         out.append(("p", "No graded submission failed a check."))
     else:
-        out.append(("p", "Each mistake with the share of the lab's graded submissions that made it, most common first."))
+        out.append(
+            ("p", "Each mistake with the share of the lab's graded submissions that made it, most common first.")
+        )
         out.append(
             (
                 "list",
@@ -357,12 +389,20 @@ def blocks(report: CohortReport) -> list[tuple]:
         out.append(("h2", s.lab))
         out.append(("image", s.lab, f"Score distribution of {s.lab}", histogram_png(s)))
         if s.themes is not None and not s.themes.empty:
-            out.append(("p", "Points per theme: the cohort's mean share of each theme's points, and its questions most missed."))
+            out.append(
+                (
+                    "p",
+                    "Points per theme: the cohort's mean share of each theme's points, and its questions most missed.",
+                )
+            )
             out.append(
                 (
                     "table",
                     ["theme", "questions", "points", "mean share", "most missed"],
-                    [[t.theme, str(t.questions), f"{t.points:g}", pct(t.mean_share), t.most_missed] for t in s.themes.itertuples()],
+                    [
+                        [t.theme, str(t.questions), f"{t.points:g}", pct(t.mean_share), t.most_missed]
+                        for t in s.themes.itertuples()
+                    ],
                     "lrrrl",
                 )
             )
@@ -427,14 +467,17 @@ def render_html(items: list[tuple]) -> str:
             num = [' class="num"' if a == "r" else "" for a in align]
             head = "".join(f"<th{num[i]}>{html.escape(h)}</th>" for i, h in enumerate(header))
             cells = "".join(
-                "<tr>" + "".join(f"<td{num[i]}>{html.escape(str(v))}</td>" for i, v in enumerate(row)) + "</tr>" for row in rows
+                "<tr>" + "".join(f"<td{num[i]}>{html.escape(str(v))}</td>" for i, v in enumerate(row)) + "</tr>"
+                for row in rows
             )
             body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>")
         elif kind == "image":
             _, _, alt, png = item
-            body.append(f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">')
+            body.append(
+                f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode("ascii")}">'
+            )
     return (
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Cohort report</title><style>"
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>Cohort report</title><style>'
         "body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em}"
         "table{border-collapse:collapse;margin:1em 0}th,td{border-bottom:1px solid #ddd;padding:.3em .8em;text-align:left}"
         "th.num,td.num{text-align:right;white-space:nowrap}img{max-width:100%}"

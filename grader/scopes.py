@@ -209,7 +209,11 @@ def schema_problem(entry: dict[str, Any], kind: str) -> str | None:
 def entry_type(name: str, scope: str, entry: Any, res: Resolution) -> str | None:
     """The entry's transport, or None after recording why it is skipped."""
     if not isinstance(entry, dict):
-        res.skip(name, scope, f'Skipped — invalid MCP server config for "{name}": (root): expected object, received {json_kind(entry)}')
+        res.skip(
+            name,
+            scope,
+            f'Skipped — invalid MCP server config for "{name}": (root): expected object, received {json_kind(entry)}',
+        )
         return None
     raw = entry.get("type")
     if raw is None and "url" in entry:
@@ -220,7 +224,11 @@ def entry_type(name: str, scope: str, entry: Any, res: Resolution) -> str | None
         )
         return None
     if raw == "sdk":
-        res.skip(name, scope, f'Skipped — MCP server "{name}" declares type "sdk", which only an SDK host application can register')
+        res.skip(
+            name,
+            scope,
+            f'Skipped — MCP server "{name}" declares type "sdk", which only an SDK host application can register',
+        )
         return None
     kind = "stdio" if raw is None else TYPE_ALIASES.get(raw, raw) if isinstance(raw, str) else None
     if kind not in KNOWN_TYPES:
@@ -358,14 +366,19 @@ def config_dir(home: Path, env: Mapping[str, str]) -> Path:
 
 
 def claude_json_path(home: Path, env: Mapping[str, str]) -> Path:
-    return Path(env["CLAUDE_CONFIG_DIR"]) / ".claude.json" if env.get("CLAUDE_CONFIG_DIR") else Path(home) / ".claude.json"
+    return (
+        Path(env["CLAUDE_CONFIG_DIR"]) / ".claude.json" if env.get("CLAUDE_CONFIG_DIR") else Path(home) / ".claude.json"
+    )
 
 
-def effective_settings(home: Path, project: Path, local_entry: Mapping[str, Any], env: Mapping[str, str] = {}) -> dict[str, Any]:
+def effective_settings(
+    home: Path, project: Path, local_entry: Mapping[str, Any], env: Mapping[str, str] = {}
+) -> dict[str, Any]:
     """The approval settings in force for ``project``."""
     user = settings_file(config_dir(home, env) / "settings.json", "~/.claude/settings.json")
     project_files = [
-        settings_file(Path(project) / ".claude" / name, f".claude/{name}") for name in ("settings.json", "settings.local.json")
+        settings_file(Path(project) / ".claude" / name, f".claude/{name}")
+        for name in ("settings.json", "settings.local.json")
     ]
     trusted = local_entry.get("hasTrustDialogAccepted") is True
     # Your own configuration folder needs no trust dialog (Claude Code docs, MCP › Approval of project servers and workspace trust).
@@ -412,7 +425,9 @@ def read_sources(
         LOCAL: servers_of(local_entry, f"~/.claude.json projects[{key!r}]", claude_json_file) if local_entry else {},
         PROJECT: project_servers(project),
         USER: servers_of(claude_json, "~/.claude.json", claude_json_file),
-        CONNECTOR: servers_of(read_json(connectors, "connectors file"), "connectors file", connectors) if connectors else {},
+        CONNECTOR: servers_of(read_json(connectors, "connectors file"), "connectors file", connectors)
+        if connectors
+        else {},
     }
     if managed:
         document = read_json(managed, "managed MCP configuration")
@@ -433,7 +448,12 @@ def resolve(
     """Resolve the effective MCP servers for ``project`` as seen from ``home``, with exactly ``env``."""
     sources, settings = read_sources(home, project, connectors=connectors, managed=managed, env=env)
     return resolve_sources(
-        sources, env, settings=settings, plugins=[read_plugin(Path(p)) for p in plugins], home=Path(home), project=Path(project)
+        sources,
+        env,
+        settings=settings,
+        plugins=[read_plugin(Path(p)) for p in plugins],
+        home=Path(home),
+        project=Path(project),
     )
 
 
@@ -524,7 +544,9 @@ def resolve_sources(
         if kept is None and c.scope == CONNECTOR:
             kept = plugin_urls.get(where)
         if kept is not None:
-            res.skip(c.name, c.scope, f'it duplicates "{kept}", which points at the same endpoint and is already connected')
+            res.skip(
+                c.name, c.scope, f'it duplicates "{kept}", which points at the same endpoint and is already connected'
+            )
             continue
         if enabled(c):
             if c.scope == PLUGIN:
@@ -533,7 +555,9 @@ def resolve_sources(
             else:
                 taken[where] = c.name
         winners.append(c)
-        res.explanations.append(f"`{c.name}` comes from {'plugin ' + c.plugin if c.plugin else 'claude.ai connectors'}.")
+        res.explanations.append(
+            f"`{c.name}` comes from {'plugin ' + c.plugin if c.plugin else 'claude.ai connectors'}."
+        )
 
     # 4. Expand, check, and describe each winner.
     for c in sorted(winners, key=lambda c: (PRECEDENCE.index(c.scope), c.name)):
@@ -567,7 +591,9 @@ def describe_winner(c: Candidate, expanded, settings: Mapping[str, Any], res: Re
             if "CLAUDE_PROJECT_DIR" in expanded.missing
             else ""
         )
-        res.warn(c.name, c.scope, "missing_variable", f"Missing environment variables: {', '.join(expanded.missing)}.{hint}")
+        res.warn(
+            c.name, c.scope, "missing_variable", f"Missing environment variables: {', '.join(expanded.missing)}.{hint}"
+        )
     hidden = whitespace_fields(c.entry)
     if hidden:
         res.warn(c.name, c.scope, "whitespace", f"Leading or trailing whitespace in: {', '.join(hidden)}")
@@ -595,7 +621,9 @@ def describe_winner(c: Candidate, expanded, settings: Mapping[str, Any], res: Re
             server["status"] = "not_configured"
             res.explanations.append(f"`{c.name}` has an empty url: it is listed as not configured and never connected.")
         elif not is_absolute_url(server["url"].strip()):
-            res.warn(c.name, c.scope, "invalid_url", "'url' is not a valid URL. Update the server's config and reconnect.")
+            res.warn(
+                c.name, c.scope, "invalid_url", "'url' is not a valid URL. Update the server's config and reconnect."
+            )
     else:
         server["command"] = expanded.entry["command"]
         server["args"] = expanded.entry.get("args") or []

@@ -47,7 +47,38 @@ class DimensionMismatch(ValueError):
 
 # Words too common to say what a text is about; real models learn this, the toy one is told.
 STOPWORDS = frozenset(
-    ["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "with", "and", "or", "is", "are", "be", "by", "as", "it", "its", "this", "that", "your", "you", "not", "no", "per", "how", "what", "when"]
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "with",
+        "and",
+        "or",
+        "is",
+        "are",
+        "be",
+        "by",
+        "as",
+        "it",
+        "its",
+        "this",
+        "that",
+        "your",
+        "you",
+        "not",
+        "no",
+        "per",
+        "how",
+        "what",
+        "when",
+    ]
 )
 
 
@@ -203,7 +234,10 @@ def search_status(index: Index, query: str, **options: Any) -> dict[str, Any]:
         return {"status": "error", "message": f"The index and the query were embedded by different models ({exc})."}
     if not hits:
         return {"status": "not_found", "message": "Nothing found for this query."}
-    return {"status": "ok", "fragments": [{"slug": h.slug, "score": h.score, "fragment": clean_fragment(h.text)} for h in hits]}
+    return {
+        "status": "ok",
+        "fragments": [{"slug": h.slug, "score": h.score, "fragment": clean_fragment(h.text)} for h in hits],
+    }
 
 
 # --- what check-server looks at in a search tool's answer --------------------------------------------------
@@ -231,7 +265,9 @@ def ends_inside_word(text: str) -> bool:
     return bool(text) and text[-1].isalnum()
 
 
-def fragment_problems(fragments: Sequence[tuple[str | None, str]], *, limit: int = FRAGMENT_LIMIT, per_source: int = PER_SOURCE) -> list[str]:
+def fragment_problems(
+    fragments: Sequence[tuple[str | None, str]], *, limit: int = FRAGMENT_LIMIT, per_source: int = PER_SOURCE
+) -> list[str]:
     """What is wrong with these fragments, one phrase each; empty when nothing is."""
     problems = []
     long = [len(t) for _, t in fragments if len(t) > limit]
@@ -242,7 +278,9 @@ def fragment_problems(fragments: Sequence[tuple[str | None, str]], *, limit: int
         problems.append(f"{len(cut_start)} fragment(s) start inside a word (e.g. {cut_start[0]!r}...)")
     cut_end = [t[-20:] for _, t in fragments if ends_inside_word(t)]
     if cut_end:
-        problems.append(f"{len(cut_end)} fragment(s) end without a full stop or ellipsis, likely inside a word (e.g. ...{cut_end[0]!r})")
+        problems.append(
+            f"{len(cut_end)} fragment(s) end without a full stop or ellipsis, likely inside a word (e.g. ...{cut_end[0]!r})"
+        )
     counts = Counter(source for source, _ in fragments if source is not None)
     crowded = {s: n for s, n in counts.items() if n > per_source}
     if crowded:

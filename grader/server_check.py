@@ -91,7 +91,9 @@ def check_server(
                 params = stdio_params(session_or_params) if isinstance(session_or_params, str) else session_or_params
                 if isinstance(params, StdioServerParameters):
                     if stderr_path is None:
-                        stderr_path = Path(keep.enter_context(tempfile.TemporaryDirectory(prefix="check-server-"))) / "stderr.log"
+                        stderr_path = (
+                            Path(keep.enter_context(tempfile.TemporaryDirectory(prefix="check-server-"))) / "stderr.log"
+                        )
                     session = start(params, stderr_path=stderr_path, timeout=timeout)
                 else:
                     session = Session(params, timeout=timeout, client_info=CLIENT_INFO)
@@ -118,7 +120,9 @@ def run_rules(
     try:
         tools = list_tools(session)
     except (MCPError, TimeoutError) as exc:
-        report.findings.append(finding("tools.list", SERVER, False, f"tools/list failed ({describe(exc)}); nothing else could be checked."))
+        report.findings.append(
+            finding("tools.list", SERVER, False, f"tools/list failed ({describe(exc)}); nothing else could be checked.")
+        )
         return report
     report.tools = [t["name"] for t in tools]
     by_name = {t["name"]: t for t in tools}
@@ -126,7 +130,14 @@ def run_rules(
     report.findings.append(check_instructions(session.client.instructions))
     if read_only is not None:
         for unknown in [t for t in read_only if t not in by_name]:
-            report.findings.append(finding("annotations.read_only", unknown, None, "On the read-only list, but the server does not list this tool."))
+            report.findings.append(
+                finding(
+                    "annotations.read_only",
+                    unknown,
+                    None,
+                    "On the read-only list, but the server does not list this tool.",
+                )
+            )
     for tool in tools:
         report.findings.extend(check_annotations(tool, list(read_only) if read_only is not None else None))
         report.findings.extend(check_description(tool))
@@ -167,7 +178,12 @@ def check_url(
     report = Report(server_name or url)
     if not works:
         report.findings.append(
-            finding("tools.list", SERVER, False, "initialize did not come back as JSON-RPC, so no MCP session could be opened; nothing else was checked.")
+            finding(
+                "tools.list",
+                SERVER,
+                False,
+                "initialize did not come back as JSON-RPC, so no MCP session could be opened; nothing else was checked.",
+            )
         )
     else:
         try:

@@ -154,7 +154,9 @@ def _anonymous(tokens: list[str]) -> list[str]:
 def stable_hash(tokens: Iterable[str]) -> int:
     """A hash of a run of tokens that is the same in every process (Python's own ``hash`` of text is salted per
     process, which would make which fingerprints winnowing keeps, and so every similarity, vary run to run)."""
-    return int.from_bytes(hashlib.blake2b("\x1f".join(tokens).encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+    return int.from_bytes(
+        hashlib.blake2b("\x1f".join(tokens).encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big"
+    )
 
 
 def kgram_hashes(tokens: list[str]) -> list[int]:

@@ -117,7 +117,14 @@ class CountingSession:
         self.session = session
         self.requests: list[Request] = []
 
-    def _send(self, kind: str, target: str, arguments: Mapping[str, Any] | None, send: Callable[[], Any], size: Callable[[Any], int]) -> Any:
+    def _send(
+        self,
+        kind: str,
+        target: str,
+        arguments: Mapping[str, Any] | None,
+        send: Callable[[], Any],
+        size: Callable[[Any], int],
+    ) -> Any:
         try:
             response = send()
         except Exception as exc:
@@ -134,7 +141,9 @@ class CountingSession:
         return self._send("resource", uri, None, lambda: self.session.read(uri), text_bytes)
 
     def _listing(self, name: str) -> list[dict[str, Any]]:
-        return self._send("listing", name, None, getattr(self.session, name), lambda entries: text_bytes(compact_json(entries)))
+        return self._send(
+            "listing", name, None, getattr(self.session, name), lambda entries: text_bytes(compact_json(entries))
+        )
 
     def tools(self) -> list[dict[str, Any]]:
         return self._listing("tools")
@@ -282,11 +291,27 @@ def questions_for(scenario: Scenario, items: Sequence[Mapping[str, Any]]) -> lis
         missing += "!"
 
     def count(value: Any) -> Question:
-        q = Question("count", f"How many {sc.items_key} have {sc.count_field} {value!r}?", "count", sc.count_field, value, None, None)
+        q = Question(
+            "count",
+            f"How many {sc.items_key} have {sc.count_field} {value!r}?",
+            "count",
+            sc.count_field,
+            value,
+            None,
+            None,
+        )
         return _with_expected(q, items)
 
     def lookup(qid: str, wanted: str, title: Any) -> Question:
-        q = Question(qid, f"What is the {wanted!r} of the {noun} titled {title!r}?", "lookup", sc.title_field, title, wanted, None)
+        q = Question(
+            qid,
+            f"What is the {wanted!r} of the {noun} titled {title!r}?",
+            "lookup",
+            sc.title_field,
+            title,
+            wanted,
+            None,
+        )
         return _with_expected(q, items)
 
     return [
@@ -337,7 +362,9 @@ def _list_keys(proxy: CountingSession, sc: Scenario) -> list[Any]:
         if following is None:
             return keys
         if following in seen or len(seen) >= MAX_PAGES:
-            raise SimulatorError(f"{sc.list_tool} never reaches a last page ({sc.next_page_field}={following!r} after page {page}).")
+            raise SimulatorError(
+                f"{sc.list_tool} never reaches a last page ({sc.next_page_field}={following!r} after page {page})."
+            )
         page = following
 
 
@@ -348,7 +375,9 @@ def _get(proxy: Any, sc: Scenario, key: Any) -> dict[str, Any]:
     data = result.get("structuredContent") or {}
     item = data.get(sc.get_field) if sc.get_field else data
     if not isinstance(item, dict):
-        raise SimulatorError(f"{sc.get_tool}({sc.get_arg}={key!r}) has no {sc.get_field!r} object in its structuredContent.")
+        raise SimulatorError(
+            f"{sc.get_tool}({sc.get_arg}={key!r}) has no {sc.get_field!r} object in its structuredContent."
+        )
     return item
 
 
@@ -464,7 +493,15 @@ def run(session: Any, scenario: Scenario, strategy: str, questions: Sequence[Que
         proxy = CountingSession(session)
         answer = answer_with(proxy, scenario, question)
         outcomes.append(
-            Outcome(question.id, strategy, answer, question.expected, answer == question.expected, proxy.tally, tuple(proxy.requests))
+            Outcome(
+                question.id,
+                strategy,
+                answer,
+                question.expected,
+                answer == question.expected,
+                proxy.tally,
+                tuple(proxy.requests),
+            )
         )
     return outcomes
 

@@ -127,9 +127,7 @@ def validation_error(message: str, *, field: str, reason: str, code: str = "INVA
     return error_result(Category.VALIDATION, message, code=code, field=field, reason=reason)
 
 
-def business_error(
-    message: str, *, code: str, customer_message: str, limit: Any, requested: Any
-) -> dict[str, Any]:
+def business_error(message: str, *, code: str, customer_message: str, limit: Any, requested: Any) -> dict[str, Any]:
     return error_result(
         Category.BUSINESS, message, code=code, customerMessage=customer_message, limit=limit, requested=requested
     )
@@ -181,6 +179,4 @@ def is_empty_success(result: dict[str, Any]) -> bool:
 
 def result_text(result: dict[str, Any]) -> str:
     """All text content of a result, joined by newlines."""
-    return "\n".join(
-        block.get("text", "") for block in result.get("content") or [] if isinstance(block, dict)
-    )
+    return "\n".join(block.get("text", "") for block in result.get("content") or [] if isinstance(block, dict))

@@ -70,9 +70,15 @@ class ToolLoad:
 
     @property
     def row(self) -> dict[str, object]:
-        return {"server": self.server, "tool": self.tool, "loads": self.loads, "why": self.why,
-                "description chars": self.description_chars, "description limit": self.description_limit,
-                "asks every call": self.approval_every_call}
+        return {
+            "server": self.server,
+            "tool": self.tool,
+            "loads": self.loads,
+            "why": self.why,
+            "description chars": self.description_chars,
+            "description limit": self.description_limit,
+            "asks every call": self.approval_every_call,
+        }
 
 
 @dataclass(frozen=True)
@@ -102,34 +108,53 @@ def tool_search_mode(env: Mapping[str, str] | None = None) -> Mode:
     """What ENABLE_TOOL_SEARCH (and CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS) make of tool search."""
     env = env or {}
     if truthy(env.get("CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS", "")):
-        return Mode("off", "CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS is set: tool search is off, and ENABLE_TOOL_SEARCH cannot turn it back on")
+        return Mode(
+            "off",
+            "CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS is set: tool search is off, and ENABLE_TOOL_SEARCH cannot turn it back on",
+        )
     value = env.get("ENABLE_TOOL_SEARCH", "")
     text = value.strip()
     if not text:
         return Mode("on", "ENABLE_TOOL_SEARCH is not set: tool search is on by default")
     if text.lower() == "auto":
-        return Mode("auto", f"ENABLE_TOOL_SEARCH=auto: threshold mode at {DEFAULT_THRESHOLD_PERCENT}% of the context window",
-                    DEFAULT_THRESHOLD_PERCENT)
+        return Mode(
+            "auto",
+            f"ENABLE_TOOL_SEARCH=auto: threshold mode at {DEFAULT_THRESHOLD_PERCENT}% of the context window",
+            DEFAULT_THRESHOLD_PERCENT,
+        )
     if text.lower().startswith("auto:"):
         number = text[5:].strip()
         try:
             percent = max(0, min(100, round(float(number))))
         except ValueError:
-            return Mode("auto", f"ENABLE_TOOL_SEARCH={value}: N is not a number, so the threshold stays at "
-                        f"{DEFAULT_THRESHOLD_PERCENT}% (observed in Claude Code 2.1.332)", DEFAULT_THRESHOLD_PERCENT)
+            return Mode(
+                "auto",
+                f"ENABLE_TOOL_SEARCH={value}: N is not a number, so the threshold stays at "
+                f"{DEFAULT_THRESHOLD_PERCENT}% (observed in Claude Code 2.1.332)",
+                DEFAULT_THRESHOLD_PERCENT,
+            )
         if percent == 0:
-            return Mode("on", f"ENABLE_TOOL_SEARCH={value}: a 0% threshold is always reached, so tool search is on "
-                        "(observed in Claude Code 2.1.332)")
+            return Mode(
+                "on",
+                f"ENABLE_TOOL_SEARCH={value}: a 0% threshold is always reached, so tool search is on "
+                "(observed in Claude Code 2.1.332)",
+            )
         if percent == 100:
-            return Mode("off", f"ENABLE_TOOL_SEARCH={value}: a 100% threshold is never reached, so tool search is off "
-                        "(observed in Claude Code 2.1.332)")
+            return Mode(
+                "off",
+                f"ENABLE_TOOL_SEARCH={value}: a 100% threshold is never reached, so tool search is off "
+                "(observed in Claude Code 2.1.332)",
+            )
         return Mode("auto", f"ENABLE_TOOL_SEARCH={value}: threshold mode at {percent}% of the context window", percent)
     if truthy(text):
         return Mode("on", f"ENABLE_TOOL_SEARCH={value}: tool search is on, as when it is not set")
     if falsy(text):
         return Mode("off", f"ENABLE_TOOL_SEARCH={value}: every MCP tool loads up front, nothing is deferred")
-    return Mode("on", f"ENABLE_TOOL_SEARCH={value} is not a value Claude Code knows: tool search stays on, as when it "
-                "is not set (observed in Claude Code 2.1.332)")
+    return Mode(
+        "on",
+        f"ENABLE_TOOL_SEARCH={value} is not a value Claude Code knows: tool search stays on, as when it "
+        "is not set (observed in Claude Code 2.1.332)",
+    )
 
 
 def meta_of(tool: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -151,9 +176,14 @@ def pinned(server: Server, tool: Mapping[str, Any]) -> tuple[bool, str]:
         return False, f'the entry says "alwaysLoad": false, so every tool of the server stays behind tool search{extra}'
     if server.always_load is True:
         if mark is False and server.origin in (MCP_CONFIG, SDK, PLUGIN):
-            return False, (f'the author marks it alwaysLoad false, which holds against the entry\'s "alwaysLoad": true '
-                           f"for a server given by {server.origin}")
-        return True, 'the entry says "alwaysLoad": true: the server\'s tools load up front whatever ENABLE_TOOL_SEARCH says'
+            return False, (
+                f'the author marks it alwaysLoad false, which holds against the entry\'s "alwaysLoad": true '
+                f"for a server given by {server.origin}"
+            )
+        return (
+            True,
+            'the entry says "alwaysLoad": true: the server\'s tools load up front whatever ENABLE_TOOL_SEARCH says',
+        )
     if mark is True:
         return True, "the author marks it anthropic/alwaysLoad true in its _meta"
     return False, ""
@@ -193,20 +223,43 @@ def resolve_tool_search(
     for server, tool, full, is_pinned, why in decided:
         description = str(tool.get("description") or "")
         if not name_fits(full):
-            where, reason = "left out", f"its full name is {len(full)} characters, over 128: Claude Code does not send it to Claude"
+            where, reason = (
+                "left out",
+                f"its full name is {len(full)} characters, over 128: Claude Code does not send it to Claude",
+            )
         elif mode.name == "off":
             where, reason = "up front", "tool search is off"
         elif is_pinned:
             where, reason = "up front", why
         elif mode.name == "auto" and threshold is not None and total < threshold:
-            where, reason = "up front", (f"auto: the deferrable definitions total about {total:,} tokens, under "
-                                         f"{mode.percent}% of the context window ({threshold:,})")
+            where, reason = (
+                "up front",
+                (
+                    f"auto: the deferrable definitions total about {total:,} tokens, under "
+                    f"{mode.percent}% of the context window ({threshold:,})"
+                ),
+            )
         elif mode.name == "auto":
-            where, reason = "deferred", (f"auto: the deferrable definitions total about {total:,} tokens, at or over "
-                                         f"{mode.percent}% of the context window ({threshold:,}), so tool search is on")
+            where, reason = (
+                "deferred",
+                (
+                    f"auto: the deferrable definitions total about {total:,} tokens, at or over "
+                    f"{mode.percent}% of the context window ({threshold:,}), so tool search is on"
+                ),
+            )
         else:
             where, reason = "deferred", why or "tool search is on and nothing marks it to load up front"
         limit = deferred_limit if where == "deferred" else upfront_limit
-        loads.append(ToolLoad(server.name, str(tool.get("name", "")), full, where, reason, len(description), limit,
-                              asks_every_call(tool)))
+        loads.append(
+            ToolLoad(
+                server.name,
+                str(tool.get("name", "")),
+                full,
+                where,
+                reason,
+                len(description),
+                limit,
+                asks_every_call(tool),
+            )
+        )
     return Resolution(mode, loads, total, threshold)

@@ -34,7 +34,9 @@ def _learner_versions(staging: Path, labs: list[str]) -> Path:
     for lab in labs:
         result = api.generate_assignment(lab)
         if not result["success"]:
-            raise PipelineError(f"The learner version of {lab} could not be generated; run `python -m grader release {lab}` to see why.")
+            raise PipelineError(
+                f"The learner version of {lab} could not be generated; run `python -m grader release {lab}` to see why."
+            )
     return course_root / "release"
 
 

@@ -183,7 +183,9 @@ class CheckRegistry:
 # How the grader's sentences about the learner's server itself begin (TIMED_OUT, HOST_DIED, NOT_SENT, and the
 # grader's words for a server that was stopped or did not start): a hidden check shows them as they are.
 SERVER_SENTENCES = ("Your code did not answer in time", "The lab server ")
-HIDDEN_NOTE = "a hidden check: it tests this skill on cases the lab does not show, and runs only when your submission is graded"
+HIDDEN_NOTE = (
+    "a hidden check: it tests this skill on cases the lab does not show, and runs only when your submission is graded"
+)
 
 
 def as_shown(check: Check, result: CheckResult) -> CheckResult:
@@ -255,7 +257,9 @@ def _connection_lost(exc: BaseException) -> bool:
     """The session's stream to the host broke: the host is gone, whatever raised it."""
     import anyio
 
-    return isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, BrokenPipeError, ConnectionError))
+    return isinstance(
+        exc, (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, BrokenPipeError, ConnectionError)
+    )
 
 
 def run_check(check: Check, session: Any) -> CheckResult:

@@ -91,7 +91,12 @@ class Lab:
                 host.state_dir = Path(state)
                 return run_check(chosen, host)
         except Exception as exc:  # noqa: BLE001 - the host around the kernel could not start or broke: say so in one line
-            return CheckResult(chosen.name, chosen.points, False, f"The check could not run ({exception_words(exc)}): run the set-up cell and your answer cells, then this one again.")
+            return CheckResult(
+                chosen.name,
+                chosen.points,
+                False,
+                f"The check could not run ({exception_words(exc)}): run the set-up cell and your answer cells, then this one again.",
+            )
 
     def host(self, namespace: dict[str, Any] | None = None):
         """A session with your functions behind the lab's MCP server, in this kernel (use with ``with``)."""

@@ -46,14 +46,20 @@ def read_text(host: Any, name: str) -> str | None:
         except FileNotFoundError:
             return None
         except OSError as exc:  # ELOOP: a link in its place
-            raise StateFileRefused(f"{name} in the lab's state folder is not a plain file ({exc.strerror}); leave the lab's files to the kit.") from None
+            raise StateFileRefused(
+                f"{name} in the lab's state folder is not a plain file ({exc.strerror}); leave the lab's files to the kit."
+            ) from None
         with os.fdopen(fd, "rb") as handle:
             info = os.fstat(handle.fileno())
             if not stat.S_ISREG(info.st_mode):
-                raise StateFileRefused(f"{name} in the lab's state folder is not a plain file; leave the lab's files to the kit.")
+                raise StateFileRefused(
+                    f"{name} in the lab's state folder is not a plain file; leave the lab's files to the kit."
+                )
             data = handle.read(READ_LIMIT + 1)
         if len(data) > READ_LIMIT:
-            raise StateFileRefused(f"{name} in the lab's state folder is larger than {READ_LIMIT // 1_000_000} MB; the lab writes a few kilobytes.")
+            raise StateFileRefused(
+                f"{name} in the lab's state folder is larger than {READ_LIMIT // 1_000_000} MB; the lab writes a few kilobytes."
+            )
         return data.decode("utf-8", errors="replace")
     finally:
         if close:

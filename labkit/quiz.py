@@ -26,6 +26,10 @@ def answer(question_id: str, letter: str) -> None:
         print(f"{question}: not answered yet. Put A, B, C or D between the quotes and run this cell again.")
         return
     if shown not in LETTERS:
-        print(f"{question}: {letter!r} is not an answer, so nothing is recorded: write A, B, C or D between the quotes.")
+        print(
+            f"{question}: {letter!r} is not an answer, so nothing is recorded: write A, B, C or D between the quotes."
+        )
         return
-    print(f"{question}: your answer {shown} is recorded. It is graded when you submit; the feedback explains every answer.")
+    print(
+        f"{question}: your answer {shown} is recorded. It is graded when you submit; the feedback explains every answer."
+    )

@@ -42,7 +42,10 @@ LEARNER_MODULES = {
 EXTENSION = "../jupyter/labextension/mcp-course-ui"
 DATA_FILES = [
     ("share/jupyter/labextensions/mcp-course-ui", [f"{EXTENSION}/package.json"]),
-    ("share/jupyter/labextensions/mcp-course-ui/static", sorted(glob.glob(f"{EXTENSION}/static/*.js", root_dir=Path(__file__).parent))),
+    (
+        "share/jupyter/labextensions/mcp-course-ui/static",
+        sorted(glob.glob(f"{EXTENSION}/static/*.js", root_dir=Path(__file__).parent)),
+    ),
     ("etc/jupyter/labconfig/page_config.d", ["../jupyter/learner/labconfig/page_config.d/mcp-course-learner.json"]),
 ]
 
@@ -60,7 +63,9 @@ class ListedModulesOnly(build_py):
 
 setup(
     packages=list(LEARNER_MODULES),
-    package_dir={package: "../" + package.replace(".", "/") for package in LEARNER_MODULES},  # the checkout, beside this folder
+    package_dir={
+        package: "../" + package.replace(".", "/") for package in LEARNER_MODULES
+    },  # the checkout, beside this folder
     cmdclass={"build_py": ListedModulesOnly},
     data_files=DATA_FILES,
 )

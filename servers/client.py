@@ -39,7 +39,9 @@ def wire(result: Any, *, envelope: bool = False) -> dict[str, Any]:
 BASE_ENV_KEYS = ("PATH", "HOME", "LANG", "PYTHONPATH", "SYSTEMROOT")
 
 
-def stdio_params(module: str, *, env: Mapping[str, str] | None = None, args: tuple[str, ...] = ()) -> StdioServerParameters:
+def stdio_params(
+    module: str, *, env: Mapping[str, str] | None = None, args: tuple[str, ...] = ()
+) -> StdioServerParameters:
     """Parameters that start ``python -m <module>`` with this interpreter."""
     if "." not in module:
         module = f"servers.{module}"
@@ -178,7 +180,11 @@ def _start(server: Any, errlog: TextIO, shown: str, timeout: float | None) -> Se
         tail = "\n".join(said.splitlines()[-15:])
         raise ServerStartError(
             f"The server {shown!r} stopped before it answered ({_first_cause(exc)})."
-            + (f" It wrote on stderr:\n{tail}" if tail else " It wrote nothing on stderr; run it in a terminal to see why.")
+            + (
+                f" It wrote on stderr:\n{tail}"
+                if tail
+                else " It wrote nothing on stderr; run it in a terminal to see why."
+            )
         ) from None
 
 

@@ -17,8 +17,9 @@ from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
 def text_columns(frame: pd.DataFrame) -> list[int]:
     """The positions (1-based) of the columns that hold text rather than numbers or flags."""
-    return [i for i, (_, column) in enumerate(frame.items(), 1)
-            if not (is_numeric_dtype(column) or is_bool_dtype(column))]
+    return [
+        i for i, (_, column) in enumerate(frame.items(), 1) if not (is_numeric_dtype(column) or is_bool_dtype(column))
+    ]
 
 
 def table_html(frame: pd.DataFrame) -> str | None:
@@ -29,8 +30,10 @@ def table_html(frame: pd.DataFrame) -> str | None:
         return html
     table_id = f"table-{uuid.uuid4().hex[:12]}"  # unique across every notebook open in one page
     levels = frame.index.nlevels
-    rules = [f"#{table_id} tbody td:nth-of-type({i}), #{table_id} thead tr:first-child th:nth-of-type({i + levels})"
-             for i in columns]
+    rules = [
+        f"#{table_id} tbody td:nth-of-type({i}), #{table_id} thead tr:first-child th:nth-of-type({i + levels})"
+        for i in columns
+    ]
     style = f"<style>{', '.join(rules)} {{text-align: left;}}</style>"
     return style + html.replace("<table ", f'<table id="{table_id}" ', 1)
 
@@ -39,8 +42,9 @@ def text_table(frame: pd.DataFrame) -> str:
     """The table as plain text for a widget's answer, its headers and text columns left-aligned."""
     columns = [frame.columns[i - 1] for i in text_columns(frame)]
     widths = {column: int(frame[column].astype(str).str.len().max()) for column in columns}
-    return frame.to_string(formatters={column: f"{{:<{width}}}".format for column, width in widths.items()},
-                           justify="left")
+    return frame.to_string(
+        formatters={column: f"{{:<{width}}}".format for column, width in widths.items()}, justify="left"
+    )
 
 
 def tables(max_colwidth: int | None = None) -> None:

@@ -175,7 +175,9 @@ def build_server(
     async def list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=[spec.to_resource() for spec in resources])
 
-    async def list_templates(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourceTemplatesResult:
+    async def list_templates(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
         return types.ListResourceTemplatesResult(resource_templates=[spec.to_template() for spec in templates])
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
@@ -183,7 +185,9 @@ def build_server(
         if uri in by_uri:
             spec = by_uri[uri]
             text = await anyio.to_thread.run_sync(spec.read, abandon_on_cancel=True)
-            return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=spec.mime_type, text=text)])
+            return types.ReadResourceResult(
+                contents=[types.TextResourceContents(uri=uri, mime_type=spec.mime_type, text=text)]
+            )
         for template in templates:
             match = template.match(uri)
             if match is not None:
@@ -212,7 +216,9 @@ def build_server(
 
     handlers: dict[str, Any] = {"on_list_tools": list_tools, "on_call_tool": call_tool}
     if resources or templates:
-        handlers.update(on_list_resources=list_resources, on_list_resource_templates=list_templates, on_read_resource=read_resource)
+        handlers.update(
+            on_list_resources=list_resources, on_list_resource_templates=list_templates, on_read_resource=read_resource
+        )
     if prompts:
         handlers.update(on_list_prompts=list_prompts, on_get_prompt=get_prompt)
     server = Server(name, version=version, instructions=instructions, **handlers)
@@ -284,5 +290,7 @@ def encodable(message):
 
         data = message.message.model_dump(by_alias=True, exclude_unset=True, mode="python")
         text = json.dumps(data, ensure_ascii=False).encode("utf-8", errors="replace").decode("utf-8")
-        return SessionMessage(types.jsonrpc_message_adapter.validate_json(text, by_name=False), metadata=message.metadata)
+        return SessionMessage(
+            types.jsonrpc_message_adapter.validate_json(text, by_name=False), metadata=message.metadata
+        )
     return message

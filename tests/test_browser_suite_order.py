@@ -12,7 +12,11 @@ ROOT = Path(__file__).resolve().parents[1]
 def collected(*paths: str) -> list[str]:
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *paths],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert run.returncode == 0, run.stdout + run.stderr
     return [line for line in run.stdout.splitlines() if "::" in line]

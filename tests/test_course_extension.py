@@ -43,8 +43,12 @@ def test_package_json_is_a_prebuilt_extension_whose_entry_is_named_for_its_conte
     assert package()["name"] == NAME and build["extension"] == "./extension"
     entry = remote_entry()
     digest = hashlib.sha256(entry.read_bytes()).hexdigest()[:20]
-    assert entry.name == f"remoteEntry.{digest}.js", f"rename {entry.name} to remoteEntry.{digest}.js and update package.json"
-    assert [p.name for p in (EXTENSION / "static").iterdir()] == [entry.name], "static/ holds files package.json does not load"
+    assert entry.name == f"remoteEntry.{digest}.js", (
+        f"rename {entry.name} to remoteEntry.{digest}.js and update package.json"
+    )
+    assert [p.name for p in (EXTENSION / "static").iterdir()] == [entry.name], (
+        "static/ holds files package.json does not load"
+    )
 
 
 CONTAINER = r"""
@@ -89,12 +93,20 @@ def test_the_container_hands_jupyterlab_its_plugin_with_jupyterlabs_own_tokens(t
         pytest.skip("Node.js is not installed: the container protocol is checked in Chromium only")
     script = tmp_path / "container.cjs"
     script.write_text(CONTAINER)
-    done = subprocess.run([node, str(script), str(remote_entry()), NAME], capture_output=True, text=True, timeout=30, check=False)
+    done = subprocess.run(
+        [node, str(script), str(remote_entry()), NAME], capture_output=True, text=True, timeout=30, check=False
+    )
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
     assert seen["esModule"] is True
     assert seen["plugins"] == [
-        {"id": f"{NAME}:nbgrader-tools", "autoStart": True, "activate": "function", "requires": [True], "optional": [True]}
+        {
+            "id": f"{NAME}:nbgrader-tools",
+            "autoStart": True,
+            "activate": "function",
+            "requires": [True],
+            "optional": [True],
+        }
     ]
     assert seen["loaded"] == 1
     assert seen["unknown"] == 'Module "./nothing" does not exist in container.'
@@ -127,7 +139,11 @@ def test_the_environment_has_the_repositorys_extension_installed() -> None:
 
 def test_jupyterlab_lists_it_enabled() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "jupyter", "labextension", "list"], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-m", "jupyter", "labextension", "list"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     listing = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)
     assert re.search(rf"^\s*{NAME} v{package()['version']} enabled OK", listing, re.MULTILINE), listing
@@ -139,7 +155,10 @@ def test_jupyterlab_lists_it_enabled() -> None:
         (".", {f"share/jupyter/labextensions/{NAME}/package.json"}),
         (
             "./learner",
-            {f"share/jupyter/labextensions/{NAME}/package.json", f"etc/jupyter/labconfig/page_config.d/{LEARNER_PAGE_CONFIG.name}"},
+            {
+                f"share/jupyter/labextensions/{NAME}/package.json",
+                f"etc/jupyter/labconfig/page_config.d/{LEARNER_PAGE_CONFIG.name}",
+            },
         ),
     ],
 )

@@ -53,7 +53,16 @@ def learner(root: Path, exchange: Path, *argv: str) -> None:
     before = os.getcwd()
     os.chdir(home)
     try:
-        run_nbgrader([*argv, "--course", "mcp-claude-code", f"--Exchange.root={exchange}", f"--Exchange.cache={home / '.cache'}", f"--student={LEARNER}"])
+        run_nbgrader(
+            [
+                *argv,
+                "--course",
+                "mcp-claude-code",
+                f"--Exchange.root={exchange}",
+                f"--Exchange.cache={home / '.cache'}",
+                f"--student={LEARNER}",
+            ]
+        )
     finally:
         os.chdir(before)
 
@@ -85,8 +94,12 @@ def test_the_weekly_commands_run_as_written(tmp_path: Path, monkeypatch) -> None
             learner(tmp_path, exchange, "fetch_assignment", LAB)
             (tmp_path / "home" / LEARNER / LAB / f"{LAB}.ipynb").write_bytes(solution)
             learner(tmp_path, exchange, "submit", LAB)
-        done = subprocess.run(["bash", "-c", line], check=False, capture_output=True, text=True, cwd=work, env=env, timeout=600)
-        assert done.returncode == 0 and "Traceback" not in done.stderr, f"$ {command}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+        done = subprocess.run(
+            ["bash", "-c", line], check=False, capture_output=True, text=True, cwd=work, env=env, timeout=600
+        )
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (
+            f"$ {command}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+        )
 
     learner(tmp_path, exchange, "fetch_feedback", LAB)
     (page,) = (tmp_path / "home" / LEARNER / LAB / "feedback").glob(f"*/{LAB}.html")
@@ -106,7 +119,10 @@ def test_the_files_the_page_names_say_what_it_says() -> None:
     assert claim["spec"]["accessModes"] == ["ReadWriteMany"] and claim["metadata"]["name"] == "nbgrader-exchange"
     pod = yaml.safe_load((REPO / "deploy" / "grading-pod.yaml").read_text())
     (container,) = pod["spec"]["containers"]
-    assert container["securityContext"]["runAsUser"] == 0 and "SYS_ADMIN" in container["securityContext"]["capabilities"]["add"]
+    assert (
+        container["securityContext"]["runAsUser"] == 0
+        and "SYS_ADMIN" in container["securityContext"]["capabilities"]["add"]
+    )
     assert {m["mountPath"] for m in container["volumeMounts"]} == {"/srv/course", "/srv/nbgrader/exchange"}
     learner_image = (REPO / "deploy" / "Dockerfile").read_text()
     assert "pip wheel --no-deps --wheel-dir /build/wheels /build/learner" in learner_image
@@ -118,19 +134,26 @@ def test_learners_and_the_course_agree_on_the_course_id_and_timezone() -> None:
     def settings(path: Path) -> dict[str, str]:
         return dict(re.findall(r'^c\.(\w+\.\w+) = "([^"]*)"', path.read_text(), re.MULTILINE))
 
-    course, learners = settings(REPO / "labs" / "nbgrader_config.py"), settings(REPO / "deploy" / "learner_nbgrader_config.py")
+    course, learners = (
+        settings(REPO / "labs" / "nbgrader_config.py"),
+        settings(REPO / "deploy" / "learner_nbgrader_config.py"),
+    )
     assert learners["CourseDirectory.course_id"] == course["CourseDirectory.course_id"]
     assert learners["Exchange.timezone"] == course["Exchange.timezone"]
     assert learners["Exchange.root"] == "/srv/nbgrader/exchange"
 
 
-@pytest.mark.parametrize("command", [line for line in (REPO / "deploy" / "Dockerfile").read_text().splitlines() if "jupyter " in line])
+@pytest.mark.parametrize(
+    "command", [line for line in (REPO / "deploy" / "Dockerfile").read_text().splitlines() if "jupyter " in line]
+)
 def test_the_learner_images_jupyter_commands_are_real(command: str) -> None:
     """Each extension the learner image switches off exists under that name in the nbgrader the course pins."""
     names = re.findall(r"disable --(?:level=sys_prefix|sys-prefix) (\S+)", command)
     assert names
     installed = (Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "@jupyter" / "nbgrader").rglob("*.js")
-    lab_plugins = set(re.findall(r'id:\s*"(@jupyter/nbgrader:[\w-]+)"', "".join(p.read_text(errors="replace") for p in installed)))
+    lab_plugins = set(
+        re.findall(r'id:\s*"(@jupyter/nbgrader:[\w-]+)"', "".join(p.read_text(errors="replace") for p in installed))
+    )
     for name in names:
         if name.startswith("@jupyter/nbgrader:"):
             assert name in lab_plugins, f"{name} is no plugin of nbgrader's lab extension ({sorted(lab_plugins)})"

@@ -29,7 +29,12 @@ def lint_imports(folder: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(folder)}  # the packages of folder, ahead of the installed course
     return subprocess.run(
         [str(LINT_IMPORTS), "--config", str(folder / "pyproject.toml"), "--no-cache"],
-        cwd=folder, env=env, capture_output=True, text=True, timeout=300, check=False,
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
 
 
@@ -52,7 +57,10 @@ BREAKS = {
     # a lab kit reaching into the engine
     "labkit/engine_by_the_back_door.py": ("import grader.engine.batch\n", "never imports the grading engine"),
     # the learner host reaching the reference model
-    "servers/learner_host/answer_key.py": ("import grader.decisions\n", "What learners run imports nothing of the grader"),
+    "servers/learner_host/answer_key.py": (
+        "import grader.decisions\n",
+        "What learners run imports nothing of the grader",
+    ),
     # the engine reaching the server checker
     "grader/engine/checks_servers.py": ("import grader.checker\n", "nothing else of the teaching side"),
     # the engine reaching up into the pipeline, which imports the engine: a cycle, and a layer upside down

@@ -34,8 +34,19 @@ def learner_env(tmp_path_factory) -> Path:
     where = tmp_path_factory.mktemp("learner") / "env"
     venv.EnvBuilder(with_pip=True).create(where)
     done = subprocess.run(
-        [str(where / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(REPO / "learner")],
-        check=False, capture_output=True, text=True, cwd=REPO,
+        [
+            str(where / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            str(REPO / "learner"),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
     )
     assert done.returncode == 0, f"pip install ./learner failed:\n{done.stderr[-3000:]}"
     return where
@@ -47,7 +58,9 @@ def site_packages(env: Path) -> Path:
 
 
 def run_in(env: Path, code: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(env / "bin" / "python"), "-c", code], check=False, capture_output=True, text=True, cwd=env)
+    return subprocess.run(
+        [str(env / "bin" / "python"), "-c", code], check=False, capture_output=True, text=True, cwd=env
+    )
 
 
 def released(lab: str) -> nbformat.NotebookNode:
@@ -101,7 +114,9 @@ def test_the_grader_is_not_there(learner_env: Path) -> None:
 def test_only_the_listed_modules_ship(learner_env: Path) -> None:
     """What the course installs is labkit and the lab servers (learner/setup.py); the desk's own server and
     the lesson servers, which hold reference answers, are not among them."""
-    ours = [p for p in site_packages(learner_env).glob("*.dist-info") if p.name.startswith("mcp_claude_code_course_labkit")]
+    ours = [
+        p for p in site_packages(learner_env).glob("*.dist-info") if p.name.startswith("mcp_claude_code_course_labkit")
+    ]
     assert len(ours) == 1
     files = [line.split(",")[0] for line in (ours[0] / "RECORD").read_text().splitlines()]
     modules = {f for f in files if f.endswith(".py")}
@@ -158,9 +173,23 @@ def execute(env: Path, nb: nbformat.NotebookNode, folder: Path) -> nbformat.Note
     path = folder / "lab.ipynb"
     nbformat.write(nb, path)
     done = subprocess.run(
-        [str(env / "bin" / "jupyter"), "nbconvert", "--to", "notebook", "--execute", "--inplace", "--allow-errors",
-         "--ExecutePreprocessor.timeout=120", "--ExecutePreprocessor.kernel_name=python3", str(path)],
-        check=False, capture_output=True, text=True, cwd=folder, env={"PATH": f"{env / 'bin'}:/usr/bin:/bin", "HOME": str(folder)},
+        [
+            str(env / "bin" / "jupyter"),
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            "--inplace",
+            "--allow-errors",
+            "--ExecutePreprocessor.timeout=120",
+            "--ExecutePreprocessor.kernel_name=python3",
+            str(path),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        env={"PATH": f"{env / 'bin'}:/usr/bin:/bin", "HOME": str(folder)},
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return nbformat.read(path, as_version=4)
@@ -194,12 +223,13 @@ def test_lab_check_works_there(learner_env: Path, lab: str, tmp_path: Path) -> N
     assert failing, f"the released {lab}, unanswered, passes every visible check in the learner's environment"
 
 
-
 def test_a_quiz_answer_is_recorded_there_and_no_key_ships(learner_env: Path) -> None:
     """Quizzes: labkit.quiz ships and records an answer; the questions' keys and explanations (grader.quizzes) do not."""
     from grader.quizzes import available, quiz
 
-    done = run_in(learner_env, 'from labkit.quiz import answer\nanswer("q03", "b")\nanswer("q04", "")\nanswer("q05", "E")')
+    done = run_in(
+        learner_env, 'from labkit.quiz import answer\nanswer("q03", "b")\nanswer("q04", "")\nanswer("q05", "E")'
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "Question 3: your answer B is recorded. It is graded when you submit; the feedback explains every answer.",

@@ -42,5 +42,7 @@ def test_every_registered_server_starts_from_any_folder_of_the_checkout_and_list
         "tracker": {"list_issues", "search_issues", "get_issue", "create_issue", "set_status"},
     }
     for name, server in resolution.servers.items():
-        with connect_params(server["command"], server["args"], env=server["env"], cwd=REPO / folder, timeout=30) as session:
+        with connect_params(
+            server["command"], server["args"], env=server["env"], cwd=REPO / folder, timeout=30
+        ) as session:
             assert {tool["name"] for tool in session.tools()} == expected[name]

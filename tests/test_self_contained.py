@@ -17,15 +17,23 @@ THIS = Path(__file__).resolve().relative_to(REPO).as_posix()  # its own patterns
 FORBIDDEN: list[tuple[str, re.Pattern[str]]] = [
     ("Cyrillic text (quote no Russian or Ukrainian; name the section in English)", re.compile(r"[\u0400-\u052f]")),
     ("a path outside the repository", re.compile(r"\.\./shared\b|\bshared/(?:seeds|reviews)\b|\bshared/STYLE")),
-    ("a source copy's file name", re.compile(r"\b00[024]_[0-9a-f]{16}\b|\bseeds?\s*`?0?0[024]`?(?![\d_])", re.IGNORECASE)),
+    (
+        "a source copy's file name",
+        re.compile(r"\b00[024]_[0-9a-f]{16}\b|\bseeds?\s*`?0?0[024]`?(?![\d_])", re.IGNORECASE),
+    ),
     (
         "a source called a seed (name it: exam guide, Common mistakes, Claude Code docs)",
-        re.compile(r"\bthe seeds?\b|\bseed's\b|(?<!\w)\(seed\b|\bseeds? (?:line|lines|l\.|§|section|statement|example|document)", re.IGNORECASE),
+        re.compile(
+            r"\bthe seeds?\b|\bseed's\b|(?<!\w)\(seed\b|\bseeds? (?:line|lines|l\.|§|section|statement|example|document)",
+            re.IGNORECASE,
+        ),
     ),
     ("a line number into a source (cite the section heading)", re.compile(r"\bl\.\s?\d{2,4}\b|\b00[024]:\d+\b")),
     (
         "a line range into a source (cite the section heading)",
-        re.compile(r"(?:exam guide|article|reference|docs|source)[^.\n]{0,30}\blines? \d+(?:\s*[-–]\s*\d+)?", re.IGNORECASE),
+        re.compile(
+            r"(?:exam guide|article|reference|docs|source)[^.\n]{0,30}\blines? \d+(?:\s*[-–]\s*\d+)?", re.IGNORECASE
+        ),
     ),
 ]
 

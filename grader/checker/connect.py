@@ -32,14 +32,16 @@ class ServerStartError(CheckInputError):
     """The server command did not start, or did not speak MCP on stdio."""
 
 
-def command_params(command_line: str, *, cwd: str | os.PathLike | None = None, env: Mapping[str, str] | None = None) -> StdioServerParameters:
+def command_params(
+    command_line: str, *, cwd: str | os.PathLike | None = None, env: Mapping[str, str] | None = None
+) -> StdioServerParameters:
     """Parameters for a command line such as ``"python -m servers.support_desk"``."""
     try:
         parts = shlex.split(command_line)
     except ValueError as exc:
         raise CheckInputError(f"Cannot split the command {command_line!r}: {exc}.") from None
     if not parts:
-        raise CheckInputError("The server command is empty; give one such as \"python -m servers.support_desk\".")
+        raise CheckInputError('The server command is empty; give one such as "python -m servers.support_desk".')
     return StdioServerParameters(command=parts[0], args=parts[1:], env=dict(env or {}), cwd=cwd)
 
 
@@ -79,7 +81,9 @@ def mcp_json_params(
         known = ", ".join(sorted(res.servers)) or "none"
         raise CheckInputError(f"No MCP server named {name!r} for the project {project_dir} (servers found: {known}).")
     if server["type"] in REMOTE_TYPES:
-        raise CheckInputError(f"{name!r} is a {server['type']} server at {server['url']}; check-server starts stdio servers only.")
+        raise CheckInputError(
+            f"{name!r} is a {server['type']} server at {server['url']}; check-server starts stdio servers only."
+        )
     # Claude Code sets CLAUDE_PROJECT_DIR in a server's environment (Exam guide › Environment variable expansion).
     server_env = {"CLAUDE_PROJECT_DIR": str(project_dir), **server["env"]}
     return StdioServerParameters(command=server["command"], args=server["args"], env=server_env, cwd=project_dir)
@@ -87,7 +91,9 @@ def mcp_json_params(
 
 def _last_line(path: Path) -> str:
     try:
-        lines = [line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
+        lines = [
+            line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()
+        ]
     except OSError:
         return ""
     return lines[-1] if lines else ""

@@ -37,7 +37,27 @@ from labkit.descriptions import (
 
 KEYWORD_WINDOW = 100  # the "start of a description" the keywords should be in (a heuristic, not a Claude Code limit)
 GENERIC_VERBS = frozenset(
-    ["get", "list", "search", "find", "set", "create", "update", "delete", "add", "remove", "fetch", "read", "write", "run", "do", "make", "new", "query", "lookup"]
+    [
+        "get",
+        "list",
+        "search",
+        "find",
+        "set",
+        "create",
+        "update",
+        "delete",
+        "add",
+        "remove",
+        "fetch",
+        "read",
+        "write",
+        "run",
+        "do",
+        "make",
+        "new",
+        "query",
+        "lookup",
+    ]
 )
 
 
@@ -94,7 +114,14 @@ def check_description(tool: dict[str, Any]) -> list[Finding]:
     head = text[:KEYWORD_WINDOW]
     early = mentioned(nouns, head)
     if early:
-        found.append(finding("description.keywords_first", name, True, f"The first {KEYWORD_WINDOW} characters name {', '.join(early)!s}."))
+        found.append(
+            finding(
+                "description.keywords_first",
+                name,
+                True,
+                f"The first {KEYWORD_WINDOW} characters name {', '.join(early)!s}.",
+            )
+        )
     else:
         found.append(
             finding(
@@ -119,10 +146,26 @@ def what_when_how(tool: dict[str, Any], nouns: Sequence[str]) -> Finding:
     when, result = first_match(WHEN_CLAUSES, lowered), first_match(RESULT_HINTS, lowered)
     undescribed = undescribed_parameters(tool)
     checks = [
-        ("what data", bool(data), f"mentions {', '.join(data)}" if data else f"no noun of the name ({', '.join(nouns)})"),
-        ("when to call", when is not None, f'"{when}"' if when else 'no when-clause ("call it when...", "use it when...", "when the user...")'),
-        ("what to do with the result", result is not None, f'"{result}"' if result else 'no word on the result ("returns...", "an empty list means...", "next page")'),
-        ("how to phrase the input", not undescribed, "every parameter described" if not undescribed else f"no description for {', '.join(undescribed)}"),
+        (
+            "what data",
+            bool(data),
+            f"mentions {', '.join(data)}" if data else f"no noun of the name ({', '.join(nouns)})",
+        ),
+        (
+            "when to call",
+            when is not None,
+            f'"{when}"' if when else 'no when-clause ("call it when...", "use it when...", "when the user...")',
+        ),
+        (
+            "what to do with the result",
+            result is not None,
+            f'"{result}"' if result else 'no word on the result ("returns...", "an empty list means...", "next page")',
+        ),
+        (
+            "how to phrase the input",
+            not undescribed,
+            "every parameter described" if not undescribed else f"no description for {', '.join(undescribed)}",
+        ),
     ]
     summary = "; ".join(f"{label} {'✓' if ok else '✗'} ({why})" for label, ok, why in checks)
     passed = all(ok for _, ok, _ in checks)

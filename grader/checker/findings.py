@@ -44,7 +44,10 @@ FRAMEWORK = (MISTAKES, "1.5 A 403 or a redirect to a login page: the framework's
 
 # rule id -> (citation, severity)
 RULES: dict[str, tuple[str, str]] = {
-    "whitelist": (cite((MISTAKES, "2.1 The framework published private tools on its own"), CHECKLIST, (MISTAKES, "FAQ")), REQUIRED),
+    "whitelist": (
+        cite((MISTAKES, "2.1 The framework published private tools on its own"), CHECKLIST, (MISTAKES, "FAQ")),
+        REQUIRED,
+    ),
     # The article says clients react differently to a tool without hints (ChatGPT treats it as one
     # that may change data); requiring the hints on every tool is this course's policy.
     "annotations.present": (cite(READ_ONLY_MARK, CHECKLIST), REQUIRED),
@@ -76,7 +79,10 @@ RULES: dict[str, tuple[str, str]] = {
     "http.fresh_reply": (cite(PROXY_HTML, CHECKLIST), REQUIRED),
     "http.no_cookie": (cite(FRAMEWORK, CHECKLIST), REQUIRED),
     "http.newer_client": (cite(VERSIONS, CHECKLIST), REQUIRED),
-    "http.rate_limit": (cite((MISTAKES, "3.1 The rate limit counts the proxy's IP instead of the client's"), CHECKLIST), REQUIRED),
+    "http.rate_limit": (
+        cite((MISTAKES, "3.1 The rate limit counts the proxy's IP instead of the client's"), CHECKLIST),
+        REQUIRED,
+    ),
     "http.client_identity": (
         cite(
             (MISTAKES, "3.1 The rate limit counts the proxy's IP instead of the client's"),
@@ -209,14 +215,14 @@ class Sample:
             sample = cls(*value)
         else:
             raise CheckInputError(
-                f"{where} must be an object {{\"tool\": ..., \"arguments\": {{...}}, \"expect\": \"error|empty|ok\"}}."
+                f'{where} must be an object {{"tool": ..., "arguments": {{...}}, "expect": "error|empty|ok"}}.'
             )
         if not isinstance(sample.tool, str) or not sample.tool:
-            raise CheckInputError(f"{where} needs \"tool\": the name of a tool to call.")
+            raise CheckInputError(f'{where} needs "tool": the name of a tool to call.')
         if not isinstance(sample.arguments, Mapping):
-            raise CheckInputError(f"{where}: \"arguments\" must be a JSON object.")
+            raise CheckInputError(f'{where}: "arguments" must be a JSON object.')
         if sample.expect not in EXPECTATIONS:
-            raise CheckInputError(f"{where}: \"expect\" must be one of {', '.join(EXPECTATIONS)}, not {sample.expect!r}.")
+            raise CheckInputError(f'{where}: "expect" must be one of {", ".join(EXPECTATIONS)}, not {sample.expect!r}.')
         return cls(sample.tool, dict(sample.arguments), sample.expect)
 
 

@@ -21,7 +21,11 @@ from grader.checker.findings import SERVER, CheckInputError, Finding, describe, 
 
 # What the probes send: an MCP client's User-Agent (connect.PROBE_USER_AGENT, not a browser's) and a JSON-RPC initialize.
 PROBE_CLIENT = {"name": CLIENT_NAME, "version": "1.0"}
-NEWER_CLIENT_CAPABILITIES = {"elicitation": {"form": {}, "url": {}}, "roots": {"listChanged": True}, "x-future-capability": {}}
+NEWER_CLIENT_CAPABILITIES = {
+    "elicitation": {"form": {}, "url": {}},
+    "roots": {"listChanged": True},
+    "x-future-capability": {},
+}
 # Documentation addresses, never real clients: one client forwarded by a proxy, a second one, a forged one.
 CLIENT_A, CLIENT_B, FORGED = "203.0.113.10", "203.0.113.20", "198.51.100.23"
 BODY_LIMIT = 1_000_000
@@ -80,14 +84,18 @@ def initialize_request(request_id: str, *, newer: bool = False) -> dict[str, Any
     }
 
 
-def http_post(url: str, payload: Mapping[str, Any], headers: Mapping[str, str] | None = None, *, timeout: float | None = 30.0) -> HttpReply:
+def http_post(
+    url: str, payload: Mapping[str, Any], headers: Mapping[str, str] | None = None, *, timeout: float | None = 30.0
+) -> HttpReply:
     """POST one JSON-RPC message the way an MCP client does; CheckInputError when nothing answers."""
     import http.client
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise CheckInputError(f"{url!r} is not an http(s) URL; give the server's MCP endpoint, e.g. http://127.0.0.1:8000/mcp.")
+        raise CheckInputError(
+            f"{url!r} is not an http(s) URL; give the server's MCP endpoint, e.g. http://127.0.0.1:8000/mcp."
+        )
     connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     connection = connection_class(parts.hostname, parts.port, timeout=timeout)
     sent = {
@@ -106,7 +114,9 @@ def http_post(url: str, payload: Mapping[str, Any], headers: Mapping[str, str] |
             body = response.read(BODY_LIMIT)
         return HttpReply(response.status, tuple(response.getheaders()), body)
     except (OSError, http.client.HTTPException) as exc:
-        raise CheckInputError(f"Nothing answers MCP at {url} ({describe(exc)}). Is the server running, and is this its /mcp address?") from None
+        raise CheckInputError(
+            f"Nothing answers MCP at {url} ({describe(exc)}). Is the server running, and is this its /mcp address?"
+        ) from None
     finally:
         connection.close()
 
@@ -154,7 +164,9 @@ def probe_initialize(url: str, headers: Mapping[str, str], timeout: float | None
         )
         return found, False
     if answered(first, "check-server-1"):
-        found.append(finding("http.initialize", SERVER, True, f"initialize answered {first.shown()} with a JSON-RPC result."))
+        found.append(
+            finding("http.initialize", SERVER, True, f"initialize answered {first.shown()} with a JSON-RPC result.")
+        )
     elif first.content_type == "text/html":
         found.append(
             finding(
@@ -178,7 +190,14 @@ def probe_initialize(url: str, headers: Mapping[str, str], timeout: float | None
     else:
         message = first.message()
         said = f": JSON-RPC error {message['error']}" if message and "error" in message else ""
-        found.append(finding("http.initialize", SERVER, False, f"initialize got {first.shown()}{said}, not a JSON-RPC result for its request."))
+        found.append(
+            finding(
+                "http.initialize",
+                SERVER,
+                False,
+                f"initialize got {first.shown()}{said}, not a JSON-RPC result for its request.",
+            )
+        )
     works = found[-1].passed is True
 
     second = http_post(url, initialize_request("check-server-2"), headers, timeout=timeout)
@@ -186,9 +205,20 @@ def probe_initialize(url: str, headers: Mapping[str, str], timeout: float | None
     if works:
         echoed = (second.message() or {}).get("id")
         if answered(second, "check-server-2"):
-            found.append(finding("http.fresh_reply", SERVER, True, "A second initialize got its own answer (its own request id), not a stored one."))
+            found.append(
+                finding(
+                    "http.fresh_reply",
+                    SERVER,
+                    True,
+                    "A second initialize got its own answer (its own request id), not a stored one.",
+                )
+            )
         else:
-            why = "the first request's answer again (request id check-server-1)" if echoed == "check-server-1" else second.shown()
+            why = (
+                "the first request's answer again (request id check-server-1)"
+                if echoed == "check-server-1"
+                else second.shown()
+            )
             found.append(
                 finding(
                     "http.fresh_reply",
@@ -209,9 +239,23 @@ def probe_initialize(url: str, headers: Mapping[str, str], timeout: float | None
             )
         )
     elif 300 <= first.status < 400 and "login" in (location or "").lower():
-        found.append(finding("http.no_cookie", SERVER, False, f"initialize was redirected to a login page ({location}): the framework's default security covers /mcp."))
+        found.append(
+            finding(
+                "http.no_cookie",
+                SERVER,
+                False,
+                f"initialize was redirected to a login page ({location}): the framework's default security covers /mcp.",
+            )
+        )
     else:
-        found.append(finding("http.no_cookie", SERVER, True, "No Set-Cookie on the initialize answers, and no redirect to a login page."))
+        found.append(
+            finding(
+                "http.no_cookie",
+                SERVER,
+                True,
+                "No Set-Cookie on the initialize answers, and no redirect to a login page.",
+            )
+        )
 
     if works:
         newer = http_post(url, initialize_request("check-server-3", newer=True), headers, timeout=timeout)
@@ -228,7 +272,11 @@ def probe_initialize(url: str, headers: Mapping[str, str], timeout: float | None
             )
         else:
             message = newer.message() or {}
-            said = f"JSON-RPC error {message['error'].get('message')!r}" if isinstance(message.get("error"), dict) else newer.shown()
+            said = (
+                f"JSON-RPC error {message['error'].get('message')!r}"
+                if isinstance(message.get("error"), dict)
+                else newer.shown()
+            )
             found.append(
                 finding(
                     "http.newer_client",
@@ -242,7 +290,9 @@ def probe_initialize(url: str, headers: Mapping[str, str], timeout: float | None
     return found, works
 
 
-def probe_rate_limit(url: str, headers: Mapping[str, str], burst: int, *, behind_proxy: bool, timeout: float | None) -> list[Finding]:
+def probe_rate_limit(
+    url: str, headers: Mapping[str, str], burst: int, *, behind_proxy: bool, timeout: float | None
+) -> list[Finding]:
     """Up to ``burst`` requests as one client; then whether another client (or a forged header) gets through."""
     me = _identity(CLIENT_A) if behind_proxy else {}
     limited: HttpReply | None = None
@@ -265,7 +315,9 @@ def probe_rate_limit(url: str, headers: Mapping[str, str], burst: int, *, behind
     retry_after = limited.header("Retry-After")
     valid = retry_after is not None and (retry_after.strip().isdigit() or _http_date(retry_after))
     found = [
-        finding("http.rate_limit", SERVER, True, f"Request {sent} of the burst got 429 with Retry-After: {retry_after}.")
+        finding(
+            "http.rate_limit", SERVER, True, f"Request {sent} of the burst got 429 with Retry-After: {retry_after}."
+        )
         if valid
         else finding(
             "http.rate_limit",
@@ -275,7 +327,9 @@ def probe_rate_limit(url: str, headers: Mapping[str, str], burst: int, *, behind
         )
     ]
     if behind_proxy:
-        other = http_post(url, initialize_request("burst-other-client"), {**headers, **_identity(CLIENT_B)}, timeout=timeout)
+        other = http_post(
+            url, initialize_request("burst-other-client"), {**headers, **_identity(CLIENT_B)}, timeout=timeout
+        )
         if other.status == 429:
             found.append(
                 finding(
@@ -288,11 +342,25 @@ def probe_rate_limit(url: str, headers: Mapping[str, str], burst: int, *, behind
                 )
             )
         else:
-            found.append(finding("http.client_identity", SERVER, True, f"Client {CLIENT_B} was served ({other.shown()}) while {CLIENT_A} was limited: each client has its own budget."))
+            found.append(
+                finding(
+                    "http.client_identity",
+                    SERVER,
+                    True,
+                    f"Client {CLIENT_B} was served ({other.shown()}) while {CLIENT_A} was limited: each client has its own budget.",
+                )
+            )
     else:
         forged = http_post(url, initialize_request("burst-forged"), {**headers, **_identity(FORGED)}, timeout=timeout)
         if forged.status == 429:
-            found.append(finding("http.client_identity", SERVER, True, f"A forged CF-Connecting-IP and X-Forwarded-For ({FORGED}) sent straight to the server were not believed: still limited."))
+            found.append(
+                finding(
+                    "http.client_identity",
+                    SERVER,
+                    True,
+                    f"A forged CF-Connecting-IP and X-Forwarded-For ({FORGED}) sent straight to the server were not believed: still limited.",
+                )
+            )
         else:
             found.append(
                 finding(

@@ -22,7 +22,9 @@ from grader.checker.findings import (
 )
 
 # Defaults; CLAUDE_CODE_MAX_MCP_DESCRIPTION_LENGTH changes both.
-UPFRONT_DESCRIPTION_LIMIT = claude_code.UPFRONT_DESCRIPTION_LIMIT  # a tool loaded up front, and what tool search matches
+UPFRONT_DESCRIPTION_LIMIT = (
+    claude_code.UPFRONT_DESCRIPTION_LIMIT
+)  # a tool loaded up front, and what tool search matches
 DEFERRED_DESCRIPTION_LIMIT = claude_code.DEFERRED_DESCRIPTION_LIMIT  # a tool loaded through tool search
 INSTRUCTIONS_LIMIT = claude_code.UPFRONT_DESCRIPTION_LIMIT  # the server's instructions
 FULL_NAME_LIMIT = claude_code.NAME_LIMIT  # mcp__<server>__<tool>, longer is left out of the tools Claude sees

@@ -14,7 +14,9 @@ from pathlib import Path
 from grader.checker.findings import SERVER, Finding, finding
 
 
-def check_initialize_log(stderr_path: str | os.PathLike | None, protocol_version: str | None, client_name: str) -> Finding:
+def check_initialize_log(
+    stderr_path: str | os.PathLike | None, protocol_version: str | None, client_name: str
+) -> Finding:
     if stderr_path is None:
         return finding(
             "initialize.logged",
@@ -25,12 +27,26 @@ def check_initialize_log(stderr_path: str | os.PathLike | None, protocol_version
     try:
         log = Path(stderr_path).read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
-        return finding("initialize.logged", SERVER, None, f"Cannot read the stderr capture {stderr_path}: {exc.strerror}.")
+        return finding(
+            "initialize.logged", SERVER, None, f"Cannot read the stderr capture {stderr_path}: {exc.strerror}."
+        )
     has_version = bool(protocol_version) and protocol_version in log
     has_name = re.search(rf"(?<![\w-]){re.escape(client_name)}(?![\w-])", log) is not None
     if has_version and has_name:
-        return finding("initialize.logged", SERVER, True, f"stderr shows the client's protocol version {protocol_version} and name {client_name}.")
-    missing = [what for what, ok in ((f"protocol version {protocol_version}", has_version), (f"client name {client_name}", has_name)) if not ok]
+        return finding(
+            "initialize.logged",
+            SERVER,
+            True,
+            f"stderr shows the client's protocol version {protocol_version} and name {client_name}.",
+        )
+    missing = [
+        what
+        for what, ok in (
+            (f"protocol version {protocol_version}", has_version),
+            (f"client name {client_name}", has_name),
+        )
+        if not ok
+    ]
     return finding(
         "initialize.logged",
         SERVER,

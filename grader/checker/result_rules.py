@@ -36,7 +36,9 @@ def result_limit(tool: dict[str, Any] | None) -> tuple[int, str]:
     value = meta.get(MAX_RESULT_SIZE_KEY)
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         limit = min(value, RESULT_CHARS_CEILING)
-        return limit, f'_meta["{MAX_RESULT_SIZE_KEY}"] = {value}' + (f", capped at {RESULT_CHARS_CEILING:,}" if value > RESULT_CHARS_CEILING else "")
+        return limit, f'_meta["{MAX_RESULT_SIZE_KEY}"] = {value}' + (
+            f", capped at {RESULT_CHARS_CEILING:,}" if value > RESULT_CHARS_CEILING else ""
+        )
     return RESULT_CHARS_LIMIT, "the default"
 
 
@@ -48,7 +50,14 @@ def _shown(sample: Sample) -> str:
 def check_sample(session: Session, sample: Sample, tools: Mapping[str, dict[str, Any]]) -> list[Finding]:
     call = _shown(sample)
     if sample.tool not in tools:
-        return [finding("result.expectation", sample.tool, False, f"{call}: the server does not list this tool, so the sample cannot run.")]
+        return [
+            finding(
+                "result.expectation",
+                sample.tool,
+                False,
+                f"{call}: the server does not list this tool, so the sample cannot run.",
+            )
+        ]
     try:
         result = session.call(sample.tool, sample.arguments)
     except MCPError as exc:
@@ -58,14 +67,23 @@ def check_sample(session: Session, sample: Sample, tools: Mapping[str, dict[str,
                 sample.tool,
                 False,
                 f"{call} (expected {sample.expect}) raised a JSON-RPC protocol error ({exc.error.code}: {exc.error.message}). "
-                "The model never sees it and cannot tell \"no data\" from \"server broken\": catch the exception in the tool "
+                'The model never sees it and cannot tell "no data" from "server broken": catch the exception in the tool '
                 "and return an isError result with errorCategory and isRetryable.",
             )
         ]
     except TimeoutError:
-        return [finding("result.expectation", sample.tool, False, f"{call} did not answer within the session's timeout.")]
+        return [
+            finding("result.expectation", sample.tool, False, f"{call} did not answer within the session's timeout.")
+        ]
     except Exception as exc:  # noqa: BLE001 - e.g. a result the client cannot parse: a finding, not a traceback
-        return [finding("result.expectation", sample.tool, False, f"{call}: the client could not read the answer ({describe(exc)}).")]
+        return [
+            finding(
+                "result.expectation",
+                sample.tool,
+                False,
+                f"{call}: the client could not read the answer ({describe(exc)}).",
+            )
+        ]
     found = [expectation(call, sample, result), size_finding(call, sample.tool, result, tools[sample.tool])]
     fragments = fragments_in(result.get("structuredContent"))
     if fragments and not is_error(result):
@@ -75,8 +93,13 @@ def check_sample(session: Session, sample: Sample, tools: Mapping[str, dict[str,
                 "search.fragments",
                 sample.tool,
                 not problems,
-                f"{call}: {len(fragments)} fragment(s): " + ("; ".join(problems) + ". Cut fragments at word boundaries and keep at most "
-                f"{PER_SOURCE} per source (or rerank for diversity, MMR)." if problems else f"short, on word boundaries, at most {PER_SOURCE} per source."),
+                f"{call}: {len(fragments)} fragment(s): "
+                + (
+                    "; ".join(problems) + ". Cut fragments at word boundaries and keep at most "
+                    f"{PER_SOURCE} per source (or rerank for diversity, MMR)."
+                    if problems
+                    else f"short, on word boundaries, at most {PER_SOURCE} per source."
+                ),
             )
         )
     return found
@@ -87,7 +110,12 @@ def expectation(call: str, sample: Sample, result: dict[str, Any]) -> Finding:
     category = structured.get("errorCategory")
     if sample.expect == "error":
         if not is_error(result):
-            return finding("result.expectation", sample.tool, False, f"{call} was expected to fail but came back with isError false.")
+            return finding(
+                "result.expectation",
+                sample.tool,
+                False,
+                f"{call} was expected to fail but came back with isError false.",
+            )
         if category not in {c.value for c in Category}:
             shown = "no errorCategory" if category is None else f"errorCategory {category!r}, not one of the taxonomy's"
             return finding(
@@ -118,7 +146,11 @@ def expectation(call: str, sample: Sample, result: dict[str, Any]) -> Finding:
             sample.tool,
             False,
             f"{call} returned an error{said} where {what} was expected"
-            + ("; a query that matches nothing is not a failure: return isError false with an empty list." if sample.expect == "empty" else "."),
+            + (
+                "; a query that matches nothing is not a failure: return isError false with an empty list."
+                if sample.expect == "empty"
+                else "."
+            ),
         )
     if sample.expect == "empty" and not is_empty_success(result):
         return finding(
@@ -136,7 +168,12 @@ def size_finding(call: str, tool_name: str, result: dict[str, Any], tool: dict[s
     size = len(text)
     if is_error(result):
         if size <= ERROR_TRUNCATION_CHARS:
-            return finding("result.size", tool_name, True, f"{call}: error text of {size} characters, under the ~{ERROR_TRUNCATION_CHARS:,} where Claude Code truncates.")
+            return finding(
+                "result.size",
+                tool_name,
+                True,
+                f"{call}: error text of {size} characters, under the ~{ERROR_TRUNCATION_CHARS:,} where Claude Code truncates.",
+            )
         return finding(
             "result.size",
             tool_name,
@@ -145,15 +182,22 @@ def size_finding(call: str, tool_name: str, result: dict[str, Any], tool: dict[s
             f"{ERROR_KEPT_CHARS:,}. Keep error messages short and actionable.",
         )
     if any(isinstance(b, dict) and b.get("type") == "image" for b in result.get("content") or []):
-        return finding("result.size", tool_name, None, f"{call}: the result holds an image; images count against MAX_MCP_OUTPUT_TOKENS, not the character limit.")
+        return finding(
+            "result.size",
+            tool_name,
+            None,
+            f"{call}: the result holds an image; images count against MAX_MCP_OUTPUT_TOKENS, not the character limit.",
+        )
     limit, why = result_limit(tool)
     if size <= limit:
-        return finding("result.size", tool_name, True, f"{call}: {size:,} characters of text, within {limit:,} ({why}).")
+        return finding(
+            "result.size", tool_name, True, f"{call}: {size:,} characters of text, within {limit:,} ({why})."
+        )
     return finding(
         "result.size",
         tool_name,
         False,
         f"{call}: {size:,} characters of text, over {limit:,} ({why}): Claude Code saves the result to a file and puts "
-        f"only its path in the conversation, so Claude must read the file back before it can use the content. Return less (snippets, a page with a next-page hint), or raise _meta[\"{MAX_RESULT_SIZE_KEY}\"] "
+        f'only its path in the conversation, so Claude must read the file back before it can use the content. Return less (snippets, a page with a next-page hint), or raise _meta["{MAX_RESULT_SIZE_KEY}"] '
         "if the size is inherent.",
     )

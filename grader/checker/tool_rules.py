@@ -40,7 +40,10 @@ READ_ONLY_PREFIXES = ("get_", "list_", "search_")
 def check_whitelist(tools: Sequence[str], expected: Sequence[str] | None) -> Finding:
     if expected is None:
         return finding(
-            "whitelist", SERVER, None, "No expected tool list given (--expect): the published tools were not compared with a whitelist."
+            "whitelist",
+            SERVER,
+            None,
+            "No expected tool list given (--expect): the published tools were not compared with a whitelist.",
         )
     extra = [t for t in tools if t not in expected]
     missing = [t for t in expected if t not in tools]
@@ -48,7 +51,9 @@ def check_whitelist(tools: Sequence[str], expected: Sequence[str] | None) -> Fin
         return finding("whitelist", SERVER, True, f"tools/list publishes exactly the {len(expected)} expected tool(s).")
     parts = []
     if extra:
-        parts.append(f"published but not on the whitelist: {', '.join(extra)} (accidental exposure: remove them from the server or add them to the list on purpose)")
+        parts.append(
+            f"published but not on the whitelist: {', '.join(extra)} (accidental exposure: remove them from the server or add them to the list on purpose)"
+        )
     if missing:
         parts.append(f"expected but not published: {', '.join(missing)}")
     return finding("whitelist", SERVER, False, sentence("; ".join(parts)))
@@ -82,7 +87,9 @@ def check_annotations(tool: dict[str, Any], read_only: Sequence[str] | None) -> 
         basis = f"named {name.split('_')[0]}_..." if should else None
     if should:
         if says_read_only:
-            found.append(finding("annotations.read_only", name, True, f"Read-only ({basis}), and readOnlyHint is true."))
+            found.append(
+                finding("annotations.read_only", name, True, f"Read-only ({basis}), and readOnlyHint is true.")
+            )
         else:
             found.append(
                 finding(
@@ -166,10 +173,24 @@ def check_schema(tool: dict[str, Any]) -> list[Finding]:
             )
         )
     else:
-        found.append(finding("schema.property_names", name, True, f"{len(properties)} top-level property name(s), all 1-64 characters of A-Z a-z 0-9 _ . -."))
+        found.append(
+            finding(
+                "schema.property_names",
+                name,
+                True,
+                f"{len(properties)} top-level property name(s), all 1-64 characters of A-Z a-z 0-9 _ . -.",
+            )
+        )
     dialect = schema.get("$schema")
     if dialect is not None and dialect not in DRAFT_2020_12:
-        found.append(finding("schema.valid", name, None, f"The schema declares {dialect}; Claude Code checks only schemas without $schema or declaring draft 2020-12."))
+        found.append(
+            finding(
+                "schema.valid",
+                name,
+                None,
+                f"The schema declares {dialect}; Claude Code checks only schemas without $schema or declaring draft 2020-12.",
+            )
+        )
     else:
         try:
             Draft202012Validator.check_schema(schema)
@@ -198,7 +219,14 @@ def check_schema(tool: dict[str, Any]) -> list[Finding]:
             )
         )
     else:
-        found.append(finding("schema.root_combinator", name, True, "No anyOf/oneOf/allOf at the root; Claude Code sends the schema unchanged."))
+        found.append(
+            finding(
+                "schema.root_combinator",
+                name,
+                True,
+                "No anyOf/oneOf/allOf at the root; Claude Code sends the schema unchanged.",
+            )
+        )
     return found
 
 
@@ -211,11 +239,17 @@ def check_meta(tool: dict[str, Any]) -> Finding | None:
     if MAX_RESULT_SIZE_KEY in meta:
         value = meta[MAX_RESULT_SIZE_KEY]
         if not (isinstance(value, int) and not isinstance(value, bool) and value > 0):
-            problems.append(f"{MAX_RESULT_SIZE_KEY} should be a positive whole number of characters, not {json.dumps(value)}")
+            problems.append(
+                f"{MAX_RESULT_SIZE_KEY} should be a positive whole number of characters, not {json.dumps(value)}"
+            )
         elif value > RESULT_CHARS_CEILING:
-            problems.append(f"{MAX_RESULT_SIZE_KEY} = {value} is above the {RESULT_CHARS_CEILING:,}-character ceiling Claude Code applies")
+            problems.append(
+                f"{MAX_RESULT_SIZE_KEY} = {value} is above the {RESULT_CHARS_CEILING:,}-character ceiling Claude Code applies"
+            )
     if REQUIRES_USER_INTERACTION_KEY in meta and meta[REQUIRES_USER_INTERACTION_KEY] is not True:
-        problems.append(f"{REQUIRES_USER_INTERACTION_KEY} is ignored unless it is JSON true (got {json.dumps(meta[REQUIRES_USER_INTERACTION_KEY])})")
+        problems.append(
+            f"{REQUIRES_USER_INTERACTION_KEY} is ignored unless it is JSON true (got {json.dumps(meta[REQUIRES_USER_INTERACTION_KEY])})"
+        )
     if ALWAYS_LOAD_KEY in meta and not isinstance(meta[ALWAYS_LOAD_KEY], bool):
         problems.append(f"{ALWAYS_LOAD_KEY} should be true or false, not {json.dumps(meta[ALWAYS_LOAD_KEY])}")
     if problems:
@@ -226,7 +260,12 @@ def check_meta(tool: dict[str, Any]) -> Finding | None:
 def check_instructions(instructions: str | None) -> Finding:
     size = len(instructions or "")
     if size <= INSTRUCTIONS_LIMIT:
-        return finding("instructions.length", SERVER, True, f"Server instructions are {size} characters (limit {INSTRUCTIONS_LIMIT:,}).")
+        return finding(
+            "instructions.length",
+            SERVER,
+            True,
+            f"Server instructions are {size} characters (limit {INSTRUCTIONS_LIMIT:,}).",
+        )
     return finding(
         "instructions.length",
         SERVER,

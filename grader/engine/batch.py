@@ -170,11 +170,16 @@ class ResultStore:
         self.recorded_path(lab, student).unlink(missing_ok=True)
 
 
-def grade_task(lab: str, code: str, timeout: float | None = None, require_isolation: bool = False) -> list[dict[str, Any]]:
+def grade_task(
+    lab: str, code: str, timeout: float | None = None, require_isolation: bool = False
+) -> list[dict[str, Any]]:
     """Grade one submission's answer code; plain data, so it can cross process and machine boundaries."""
     from grader.engine.grading import CALL_TIMEOUT_SECONDS, grade_code
 
-    return [asdict(r) for r in grade_code(lab, code, timeout=timeout or CALL_TIMEOUT_SECONDS, require_isolation=require_isolation)]
+    return [
+        asdict(r)
+        for r in grade_code(lab, code, timeout=timeout or CALL_TIMEOUT_SECONDS, require_isolation=require_isolation)
+    ]
 
 
 def _kill_point() -> tuple[str, int] | None:
@@ -192,7 +197,9 @@ def maybe_kill(phase: str, done: int) -> None:
 class Progress:
     """A progress line with the time left, estimated from the submissions finished so far."""
 
-    def __init__(self, total: int, label: str, stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, total: int, label: str, stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.total, self.label, self.done = total, label, 0
         self.stream = stream if stream is not None else sys.stderr
         self.clock = clock
@@ -376,7 +383,11 @@ def _on_dask(todo: list[Task], scheduler: str, settle: Callable, grade: Callable
         futures = {}
         for task in todo:
             try:
-                futures[client.submit(checked_grade, grade, expected, task.lab, task.code, task.timeout, pure=False, **task.options)] = task
+                futures[
+                    client.submit(
+                        checked_grade, grade, expected, task.lab, task.code, task.timeout, pure=False, **task.options
+                    )
+                ] = task
             except Exception as exc:  # noqa: BLE001 - a task Dask cannot take (its data cannot be sent)
                 settle(task, _raise(exc))
         for future in as_completed(futures):
@@ -418,13 +429,28 @@ def refuse_strangers(client, expected: str, require_isolation: bool) -> None:
     try:
         identities = client.run(worker_identity, require_isolation)
     except Exception as exc:  # noqa: BLE001 - a worker that cannot even run the grader's identity check
-        raise WorkerRefused(f"A Dask worker could not say which grader it runs ({type(exc).__name__}: {exc}); no submission was sent.") from None
-    refused = [why for worker, identity in sorted(identities.items()) if (why := refusal(worker, identity, expected, require_isolation))]
+        raise WorkerRefused(
+            f"A Dask worker could not say which grader it runs ({type(exc).__name__}: {exc}); no submission was sent."
+        ) from None
+    refused = [
+        why
+        for worker, identity in sorted(identities.items())
+        if (why := refusal(worker, identity, expected, require_isolation))
+    ]
     if refused:
-        raise WorkerRefused(f"Grading refuses {len(refused)} Dask worker(s), and sent no submission: " + "; ".join(refused) + ".")
+        raise WorkerRefused(
+            f"Grading refuses {len(refused)} Dask worker(s), and sent no submission: " + "; ".join(refused) + "."
+        )
 
 
-def checked_grade(grade: Callable[..., list[dict[str, Any]]], expected: str, lab: str, code: str, timeout: float | None = None, **options: Any):
+def checked_grade(
+    grade: Callable[..., list[dict[str, Any]]],
+    expected: str,
+    lab: str,
+    code: str,
+    timeout: float | None = None,
+    **options: Any,
+):
     """On a Dask worker: ``grade`` the submission, once the worker has shown it is the grader that sent it.
 
     Workers are checked at connect (``refuse_strangers``); this covers one that joined the cluster later.

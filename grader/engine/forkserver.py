@@ -185,7 +185,8 @@ def _cpu_seconds(finished: list[int]) -> float:
     _wait_for(finished)
     supervisor.reap_ended()  # their CPU time then counts in this process's children
     return sum(
-        usage.ru_utime + usage.ru_stime for usage in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+        usage.ru_utime + usage.ru_stime
+        for usage in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
     )
 
 
@@ -389,7 +390,9 @@ class ForkServer:
                     if self._control is None:
                         self._start()
                     try:
-                        socket.send_fds(self._control, [request], [host_requests.fileno(), host_replies.fileno(), errlog.fileno()])
+                        socket.send_fds(
+                            self._control, [request], [host_requests.fileno(), host_replies.fileno(), errlog.fileno()]
+                        )
                         answer = self._control.recv(MESSAGE)
                     except OSError:
                         answer = b""
@@ -458,7 +461,11 @@ _shared_lock = threading.Lock()
 
 def available() -> bool:
     """Whether hosts can be forked here (Linux, with the fork server's socket machinery)."""
-    return sys.platform.startswith("linux") and hasattr(socket, "send_fds") and os.environ.get("GRADER_HOST_START") != "exec"
+    return (
+        sys.platform.startswith("linux")
+        and hasattr(socket, "send_fds")
+        and os.environ.get("GRADER_HOST_START") != "exec"
+    )
 
 
 def shared() -> ForkServer | None:

@@ -113,7 +113,10 @@ def _what_happened(report: dict, limits: Limits) -> tuple[str, str] | None:
     """(what the host did, what to do about it) when it ended for a reason of its own, else None."""
     reason = report.get("reason")
     if reason == supervisor.CPU:
-        return f"your code used more than {limits.cpu_seconds} s of CPU time", "look for an endless loop, or work done again and again"
+        return (
+            f"your code used more than {limits.cpu_seconds} s of CPU time",
+            "look for an endless loop, or work done again and again",
+        )
     if reason == supervisor.MEMORY:
         return f"your code tried to use more than {limits.memory_mb} MB of memory", "keep only the data the tool needs"
     if reason == supervisor.FILE_SIZE:
@@ -124,9 +127,15 @@ def _what_happened(report: dict, limits: Limits) -> tuple[str, str] | None:
             "a tool should do its work in Python, within its own call",
         )
     if reason == supervisor.OUTPUT:
-        return f"your code printed more than {_size(limits.output_bytes)}", "print less (a few lines are enough to debug)"
+        return (
+            f"your code printed more than {_size(limits.output_bytes)}",
+            "print less (a few lines are enough to debug)",
+        )
     if reason == supervisor.MESSAGE:
-        return f"your code returned an answer larger than {_size(limits.message_bytes)}", "return only what the tool's caller needs"
+        return (
+            f"your code returned an answer larger than {_size(limits.message_bytes)}",
+            "return only what the tool's caller needs",
+        )
     if reason == supervisor.CRASH:
         name = report.get("signal", "a signal")
         return (
@@ -179,7 +188,15 @@ class Sandbox:
     """
 
     def __init__(
-        self, scratch: Path, limits: Limits, errlog, command: list[str], *, env=None, cwd: Path | None = None, shown=HOST_FILES
+        self,
+        scratch: Path,
+        limits: Limits,
+        errlog,
+        command: list[str],
+        *,
+        env=None,
+        cwd: Path | None = None,
+        shown=HOST_FILES,
     ) -> None:
         self.limits, self.errlog, self.program, self.cwd = limits, errlog, list(command), cwd
         self.env = dict(env or {})
@@ -205,15 +222,24 @@ class Sandbox:
         limits = self.limits
         python_path = os.pathsep.join(filter(None, [str(COURSE), os.environ.get("PYTHONPATH")]))
         args = [
-            "--report", str(self.report),
-            "--pid-file", str(self.pid_file),
-            "--workdir", str(self.workdir),
-            "--cpu-seconds", str(int(limits.cpu_seconds)),
-            "--memory-mb", str(int(limits.memory_mb)),
-            "--processes", str(int(limits.processes)),
-            "--file-mb", str(int(limits.file_mb)),
-            "--output-bytes", str(int(limits.output_bytes)),
-            "--message-bytes", str(int(limits.message_bytes)),
+            "--report",
+            str(self.report),
+            "--pid-file",
+            str(self.pid_file),
+            "--workdir",
+            str(self.workdir),
+            "--cpu-seconds",
+            str(int(limits.cpu_seconds)),
+            "--memory-mb",
+            str(int(limits.memory_mb)),
+            "--processes",
+            str(int(limits.processes)),
+            "--file-mb",
+            str(int(limits.file_mb)),
+            "--output-bytes",
+            str(int(limits.output_bytes)),
+            "--message-bytes",
+            str(int(limits.message_bytes)),
         ]
         if self.cwd is not None:
             args += ["--cwd", str(self.cwd)]
@@ -300,7 +326,15 @@ class Hosts(Sandbox):
 
 
 @contextmanager
-def sandboxed(command: list[str], *, env=None, cwd: Path | None = None, timeout: float = 20.0, errlog=None, limits: Limits | None = None):
+def sandboxed(
+    command: list[str],
+    *,
+    env=None,
+    cwd: Path | None = None,
+    timeout: float = 20.0,
+    errlog=None,
+    limits: Limits | None = None,
+):
     """A session with a stdio server started from a learner's configuration, under the same limits as the host.
 
     For checks that start what a learner configured (lab 2): the command runs as the sandbox user,
@@ -343,8 +377,12 @@ def isolation() -> dict:
         with tempfile.TemporaryDirectory(prefix="probe-") as scratch, open(os.devnull, "w") as quiet:
             probe = Sandbox(Path(scratch), Limits(), quiet, [sys.executable, "-c", "pass"])
             subprocess.run(
-                [sys.executable, *probe.command()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, timeout=60, check=False,
+                [sys.executable, *probe.command()],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=60,
+                check=False,
             )
             report = probe.ending()
         protections = report.get("protections", [])
@@ -406,7 +444,15 @@ def grade_code(
     protection missing (see ``missing_protections``).
     """
     limits = Limits(
-        timeout, submission_seconds, cpu_seconds, memory_mb, processes, file_mb, output_bytes, message_bytes, cell_seconds,
+        timeout,
+        submission_seconds,
+        cpu_seconds,
+        memory_mb,
+        processes,
+        file_mb,
+        output_bytes,
+        message_bytes,
+        cell_seconds,
         require_isolation,
     )
     if require_isolation:

@@ -14,7 +14,9 @@ from servers.learner_host.host import load_learner_code, serve
 parser = argparse.ArgumentParser(prog="python -m grader.engine.lockedhost", description=__doc__)
 parser.add_argument("--lab", required=True, help="The lab whose tools to serve, e.g. lab1_error_results.")
 parser.add_argument("--code", required=True, type=Path, help="A Python file holding the learner's answer cells.")
-parser.add_argument("--cell-seconds", type=float, default=None, help="How long the top level of one answer cell may run while it loads.")
+parser.add_argument(
+    "--cell-seconds", type=float, default=None, help="How long the top level of one answer cell may run while it loads."
+)
 options = parser.parse_args()
 code = options.code.read_text(encoding="utf-8")
 sandbox.prepare(options.lab)

@@ -77,8 +77,13 @@ MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC, MS_PRIVATE = 0x400, 0x800, 0x1000, 0
 MS_RELATIME, MS_STRICTATIME = 0x200000, 0x1000000
 # Per-mount options a remount inside a user namespace must keep (the kernel locks them).
 KEPT_MOUNT_FLAGS = {
-    "nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC, "noatime": MS_NOATIME,
-    "nodiratime": MS_NODIRATIME, "relatime": MS_RELATIME, "strictatime": MS_STRICTATIME,
+    "nosuid": MS_NOSUID,
+    "nodev": MS_NODEV,
+    "noexec": MS_NOEXEC,
+    "noatime": MS_NOATIME,
+    "nodiratime": MS_NODIRATIME,
+    "relatime": MS_RELATIME,
+    "strictatime": MS_STRICTATIME,
 }
 CAPABILITY_VERSION_3 = 0x20080522
 
@@ -111,8 +116,10 @@ def sandbox_user() -> int | None:
     """A user id for one submission's host when running as root, else None (run as ourselves)."""
     if os.geteuid() != 0 or not sys.platform.startswith("linux"):
         return None
-    if not (_mapped("/proc/self/uid_map", SANDBOX_UID_BASE, SANDBOX_UID_SPAN)
-            and _mapped("/proc/self/gid_map", SANDBOX_UID_BASE, SANDBOX_UID_SPAN)):
+    if not (
+        _mapped("/proc/self/uid_map", SANDBOX_UID_BASE, SANDBOX_UID_SPAN)
+        and _mapped("/proc/self/gid_map", SANDBOX_UID_BASE, SANDBOX_UID_SPAN)
+    ):
         return None
     busy = _owners()
     while True:
@@ -216,14 +223,20 @@ def open_up(needed: list[str], hidden: list[str], shown: list[str] = ()) -> None
             return
         for folder, entries in sorted(closed.items()):
             handles = {name: os.open(os.path.join(folder, name), os.O_PATH) for name in sorted(entries)}
-            _check(libc.mount(b"tmpfs", folder.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0711,size=64k"), f"cover {folder}")
+            _check(
+                libc.mount(b"tmpfs", folder.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0711,size=64k"),
+                f"cover {folder}",
+            )
             for name, handle in handles.items():
                 target = os.path.join(folder, name)
                 if os.path.isdir(f"/proc/self/fd/{handle}"):
                     os.mkdir(target)
                 else:
                     open(target, "w").close()
-                _check(libc.mount(f"/proc/self/fd/{handle}".encode(), target.encode(), None, MS_BIND | MS_REC, None), f"show {target}")
+                _check(
+                    libc.mount(f"/proc/self/fd/{handle}".encode(), target.encode(), None, MS_BIND | MS_REC, None),
+                    f"show {target}",
+                )
                 os.close(handle)
     raise OSError("too many closed folders on the way to the interpreter")
 
@@ -399,7 +412,10 @@ def _build_view(libc, view: str, shown: list[str], writable: list[str], hidden: 
     _check(libc.mount(b"tmpfs", view.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755,size=1m"), "make the view")
     inside = lambda path: view + path  # the path within the view
     os.makedirs(inside("/tmp"))
-    _check(libc.mount(b"tmpfs", inside("/tmp").encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=1777,size=16m"), "make /tmp")
+    _check(
+        libc.mount(b"tmpfs", inside("/tmp").encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=1777,size=16m"),
+        "make /tmp",
+    )
     bound: list[str] = []
     for path in SYSTEM_PATHS:
         if os.path.islink(path):
@@ -417,7 +433,10 @@ def _build_view(libc, view: str, shown: list[str], writable: list[str], hidden: 
     for path in sorted({os.path.realpath(p) for p in writable}):
         _bind(libc, path, inside(path), writable=True)
     os.makedirs(inside("/proc"))
-    _check(libc.mount(b"proc", inside("/proc").encode(), b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"hidepid=2"), "mount /proc with hidepid")
+    _check(
+        libc.mount(b"proc", inside("/proc").encode(), b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, b"hidepid=2"),
+        "mount /proc with hidepid",
+    )
     os.makedirs(inside("/dev"))
     for name in DEVICES:
         if os.path.exists(f"/dev/{name}"):
@@ -427,7 +446,10 @@ def _build_view(libc, view: str, shown: list[str], writable: list[str], hidden: 
         if any(_within(path, os.path.realpath(folder)) for path in bound):
             continue  # the view holds only the paths of it that are shown
         if os.path.isdir(target):
-            _check(libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0,size=4k"), f"hide {folder}")
+            _check(
+                libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0,size=4k"),
+                f"hide {folder}",
+            )
     os.chdir(view)
     os.mkdir(".old")
     _check(libc.syscall(number, b".", b".old"), "pivot_root")
@@ -491,7 +513,12 @@ class Supervisor:
 
     def needed_paths(self) -> list[str]:
         """What the host must reach: its interpreter, the libraries, the course and its folder."""
-        paths = [shutil.which(self.command[0]) or self.command[0], sys.base_prefix, sys.prefix, str(self.options.workdir)]
+        paths = [
+            shutil.which(self.command[0]) or self.command[0],
+            sys.base_prefix,
+            sys.prefix,
+            str(self.options.workdir),
+        ]
         if self.options.cwd is not None:
             paths.append(str(self.options.cwd))
         paths += [entry for entry in sys.path if entry and os.path.exists(entry)]
@@ -533,12 +560,22 @@ class Supervisor:
         """Start the host, as confined as this machine allows (with --require-isolation: fully, or not at all)."""
         ways = self.attempts()
         if not ways:
-            missing = "a sandbox user (the grader must run as root)" if self.options.user is None else "a file-system view (--view)"
+            missing = (
+                "a sandbox user (the grader must run as root)"
+                if self.options.user is None
+                else "a file-system view (--view)"
+            )
             self.detail["fallbacks"] = [f"full isolation needs {missing}"]
             raise OSError(self.detail["fallbacks"][0])
         for number, way in enumerate(ways, start=1):
             try:
-                self.spawn(way.get("user"), way.get("closed", False), way.get("hidden", []), way.get("confined", False), way.get("view", False))
+                self.spawn(
+                    way.get("user"),
+                    way.get("closed", False),
+                    way.get("hidden", []),
+                    way.get("confined", False),
+                    way.get("view", False),
+                )
             except (OSError, subprocess.SubprocessError) as exc:
                 self.detail.setdefault("fallbacks", []).append(str(exc))
                 if number == len(ways):
@@ -546,13 +583,18 @@ class Supervisor:
                 continue
             protections = way["protections"]
             self.detail.update(
-                user=way.get("user"), hidden=way.get("hidden", []), readOnly=bool(way.get("confined") or way.get("view")),
-                protections=protections, missing=[name for name in PROTECTIONS if name not in protections],
+                user=way.get("user"),
+                hidden=way.get("hidden", []),
+                readOnly=bool(way.get("confined") or way.get("view")),
+                protections=protections,
+                missing=[name for name in PROTECTIONS if name not in protections],
             )
             self.options.user = way.get("user")
             return
 
-    def spawn(self, user: int | None, closed: bool, hidden: list[str], confined: bool = False, view: bool = False) -> None:
+    def spawn(
+        self, user: int | None, closed: bool, hidden: list[str], confined: bool = False, view: bool = False
+    ) -> None:
         """Start the host as ``user``; ``view``: in a file-system view of its own (``enter_view``);
         ``closed``: folders on its way to the interpreter must be opened; ``confined``: without a user,
         confine it in a namespace of its own (``confine_without_root``)."""
@@ -788,7 +830,6 @@ class Supervisor:
                 os._exit(0)
         os.waitpid(helper, 0)
 
-
     def ending(self) -> dict:
         """Why the host ended and what it used, for the report."""
         report = {"reason": self.reason, **self.detail, "tasksPeak": self.tasks_peak, "outputBytes": self.output_seen}
@@ -830,7 +871,9 @@ class Supervisor:
 def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser = argparse.ArgumentParser(prog="supervisor.py", description=__doc__.splitlines()[0])
     parser.add_argument("--report", required=True, type=Path, help="Where to write how the host ended (JSON).")
-    parser.add_argument("--workdir", required=True, type=Path, help="The host's home folder, and its working folder unless --cwd.")
+    parser.add_argument(
+        "--workdir", required=True, type=Path, help="The host's home folder, and its working folder unless --cwd."
+    )
     parser.add_argument("--cwd", type=Path, default=None, help="The host's working folder, when not its home folder.")
     parser.add_argument("--user", type=int, default=None, help="Run the host as this user id (root only).")
     parser.add_argument("--cpu-seconds", type=int, required=True, help="CPU time of the host process.")
@@ -839,15 +882,32 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--file-mb", type=int, required=True, help="Largest file the host may write.")
     parser.add_argument("--output-bytes", type=int, required=True, help="What the host may print on stderr.")
     parser.add_argument("--message-bytes", type=int, required=True, help="Longest message the host may send.")
-    parser.add_argument("--hide", action="append", default=[], metavar="FOLDER", help="A folder the host must not see (as root).")
-    parser.add_argument("--view", type=Path, default=None, help="An empty folder to build the host's own file-system view in (as root).")
-    parser.add_argument("--show", action="append", type=Path, default=[], metavar="PATH", help="A file or folder the view shows (read-only).")
     parser.add_argument(
-        "--require-isolation", action="store_true",
+        "--hide", action="append", default=[], metavar="FOLDER", help="A folder the host must not see (as root)."
+    )
+    parser.add_argument(
+        "--view", type=Path, default=None, help="An empty folder to build the host's own file-system view in (as root)."
+    )
+    parser.add_argument(
+        "--show",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="PATH",
+        help="A file or folder the view shows (read-only).",
+    )
+    parser.add_argument(
+        "--require-isolation",
+        action="store_true",
         help="Start the host only with every protection (own user, file-system view, no network, hidden processes); never fall back.",
     )
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="A variable for the host.")
-    parser.add_argument("--pid-file", type=Path, default=None, help="Where to write this process's id, so the grader can stop it at once.")
+    parser.add_argument(
+        "--pid-file",
+        type=Path,
+        default=None,
+        help="Where to write this process's id, so the grader can stop it at once.",
+    )
     if "--" not in argv:
         parser.error("give the host's command after --")
     split = argv.index("--")

@@ -78,14 +78,22 @@ OMITTED = object()  # a dimension value meaning "leave the argument out: the bui
 # fractional numbers, and each defaulted argument left out.
 BUILDER_VARIANTS: dict[str, dict[str, list[Any]]] = {
     "transient_error": {"retry_after_seconds": [0.25, 1.5, OMITTED], "code": ["INDEX_REBUILDING", OMITTED]},
-    "validation_error": {"field": ["invoice_date", "quantity"], "reason": ["must be a date", "must be a whole number"], "code": ["BAD_DATE", OMITTED]},
+    "validation_error": {
+        "field": ["invoice_date", "quantity"],
+        "reason": ["must be a date", "must be a whole number"],
+        "code": ["BAD_DATE", OMITTED],
+    },
     "business_error": {
         "code": ["COUPON_EXPIRED", "CREDIT_LIMIT"],
         "customer_message": ["This coupon has expired.", "Your credit limit is $1,200.50."],
         "limit": [1200.5, 3, None],
         "requested": [1500.25, 4, None],
     },
-    "permission_error": {"missing_scope": ["invoices:export", "tickets:close"], "role": ["intern", "auditor"], "code": ["ROLE_FORBIDDEN", OMITTED]},
+    "permission_error": {
+        "missing_scope": ["invoices:export", "tickets:close"],
+        "role": ["intern", "auditor"],
+        "code": ["ROLE_FORBIDDEN", OMITTED],
+    },
     "not_found_error": {"code": ["INVOICE_NOT_FOUND", OMITTED]},
     "empty_result": {"key": ["invoices", "alerts", OMITTED]},
 }
@@ -144,7 +152,9 @@ def want_of(tool: str, result: dict[str, Any]) -> Want:
     return Succeeds(data=sc)
 
 
-def run_like_the_desk(host, steps: list[tuple[str, dict[str, Any], str]], role: str = "supervisor", fail_first: int = 0) -> None:
+def run_like_the_desk(
+    host, steps: list[tuple[str, dict[str, Any], str]], role: str = "supervisor", fail_first: int = 0
+) -> None:
     """A fresh session on both desks, then each call on both, in order; the learner's must give what the desk's gives."""
     visible.reset(host, role, fail_first)
     desk = Desk(Caller(role), PaymentGateway(fail_first=fail_first))
@@ -233,7 +243,9 @@ UNSEEN_SESSIONS: tuple[tuple[int, list[tuple[str, dict[str, Any], str]]], ...] =
             get("ORD-1005", " after $75 of refunds"),
             refund("ORD-1003", 0.5, ", which is already refunded", reason="wrong colour"),
             get("ORD-1003", ", which is already refunded"),
-            refund("ORD-1004", 501, " after $650 of refunds (the $500 policy is checked first)", reason="broken screen"),
+            refund(
+                "ORD-1004", 501, " after $650 of refunds (the $500 policy is checked first)", reason="broken screen"
+            ),
         ],
     ),
     (
@@ -293,7 +305,10 @@ def desk_unseen_sessions(host) -> None:
 def expect_like_the_tree(host, result: dict[str, Any], attempt: int, max_attempts: int) -> None:
     want = reference_decide(result, attempt, max_attempts).action.value
     got = learner_decision(host, result, attempt, max_attempts)["action"]
-    expect(got == want, f"For {shown(result)} (attempt {attempt} of {max_attempts}) the action must be {want!r}; yours is {got!r}.")
+    expect(
+        got == want,
+        f"For {shown(result)} (attempt {attempt} of {max_attempts}) the action must be {want!r}; yours is {got!r}.",
+    )
 
 
 # Texts that name a class other than the result's own (none of them the visible checks' texts).
@@ -321,7 +336,11 @@ def error_case(category: Any, words: str, retryable: Any, **fields: Any) -> dict
         sc["errorCategory"] = category
     if retryable is not OMIT:
         sc["isRetryable"] = retryable
-    return {"isError": True, "content": [taxonomy.text_block(words)], "structuredContent": {**sc, "code": "E_UNSEEN", **fields}}
+    return {
+        "isError": True,
+        "content": [taxonomy.text_block(words)],
+        "structuredContent": {**sc, "code": "E_UNSEEN", **fields},
+    }
 
 
 @cache
@@ -337,13 +356,25 @@ def unseen_results() -> tuple[tuple[dict[str, Any], int, int], ...]:
     }
     for seed, (category, retryable) in enumerate(flags.items()):
         texts = [words for name, words in MISLEADING.items() if name != category]
-        for case in covering(seed + 211, {"text": texts, "retryable": retryable, "attempts": [(1, 2), (2, 4), (4, 4), (1, 6)]}):
-            cases.append((error_case(category, case["text"], case["retryable"], **EXTRA_FIELDS[category]), *case["attempts"]))
+        for case in covering(
+            seed + 211, {"text": texts, "retryable": retryable, "attempts": [(1, 2), (2, 4), (4, 4), (1, 6)]}
+        ):
+            cases.append(
+                (error_case(category, case["text"], case["retryable"], **EXTRA_FIELDS[category]), *case["attempts"])
+            )
     # A retryable transient error with no hint at all, and one whose hint is longer than the backoff.
     cases += [
         (error_case("transient", MISLEADING["business"], True), 1, 4),
         (error_case("transient", MISLEADING["not_found"], True, retryAfterSeconds=30), 2, 4),
-        ({"isError": True, "content": [taxonomy.text_block(MISLEADING["validation"])], "structuredContent": {"errorCategory": "transient", "isRetryable": True}}, 1, 2),
+        (
+            {
+                "isError": True,
+                "content": [taxonomy.text_block(MISLEADING["validation"])],
+                "structuredContent": {"errorCategory": "transient", "isRetryable": True},
+            },
+            1,
+            2,
+        ),
     ]
     # Unclassified: no category, an empty one, categories the taxonomy does not have; with or without isRetryable true.
     for category, words, retryable in (
@@ -354,15 +385,57 @@ def unseen_results() -> tuple[tuple[dict[str, Any], int, int], ...]:
         (None, MISLEADING["business"], True),
     ):
         cases.append((error_case(category, words, retryable), 1, 4))
-    cases.append(({"isError": True, "content": [taxonomy.text_block(MISLEADING["unclassified"])], "structuredContent": {}}, 1, 2))
+    cases.append(
+        ({"isError": True, "content": [taxonomy.text_block(MISLEADING["unclassified"])], "structuredContent": {}}, 1, 2)
+    )
     # Not errors: other keys, several lists, a category on a result that is not an error, no isError at all.
     cases += [
-        ({"isError": False, "content": [taxonomy.text_block("3 invoices.")], "structuredContent": {"invoices": [{"id": "INV-1"}, {"id": "INV-2"}, {"id": "INV-3"}], "total": 3}}, 1, 4),
-        ({"isError": False, "content": [taxonomy.text_block("Nothing to page.")], "structuredContent": {"alerts": [], "pages": []}}, 2, 4),
+        (
+            {
+                "isError": False,
+                "content": [taxonomy.text_block("3 invoices.")],
+                "structuredContent": {"invoices": [{"id": "INV-1"}, {"id": "INV-2"}, {"id": "INV-3"}], "total": 3},
+            },
+            1,
+            4,
+        ),
+        (
+            {
+                "isError": False,
+                "content": [taxonomy.text_block("Nothing to page.")],
+                "structuredContent": {"alerts": [], "pages": []},
+            },
+            2,
+            4,
+        ),
         ({"content": [taxonomy.text_block("No alerts are open.")], "structuredContent": {"alerts": []}}, 1, 2),
-        ({"isError": False, "content": [taxonomy.text_block("One match; none skipped.")], "structuredContent": {"matches": [{"id": "m1"}], "skipped": []}}, 1, 6),
-        ({"isError": False, "content": [taxonomy.text_block(MISLEADING["validation"])], "structuredContent": {"errorCategory": "validation", "matches": [{"id": "m2"}]}}, 1, 4),
-        ({"isError": False, "content": [taxonomy.text_block(MISLEADING["not_found"])], "structuredContent": {"errorCategory": "not_found", "invoices": [{"id": "INV-9"}]}}, 4, 4),
+        (
+            {
+                "isError": False,
+                "content": [taxonomy.text_block("One match; none skipped.")],
+                "structuredContent": {"matches": [{"id": "m1"}], "skipped": []},
+            },
+            1,
+            6,
+        ),
+        (
+            {
+                "isError": False,
+                "content": [taxonomy.text_block(MISLEADING["validation"])],
+                "structuredContent": {"errorCategory": "validation", "matches": [{"id": "m2"}]},
+            },
+            1,
+            4,
+        ),
+        (
+            {
+                "isError": False,
+                "content": [taxonomy.text_block(MISLEADING["not_found"])],
+                "structuredContent": {"errorCategory": "not_found", "invoices": [{"id": "INV-9"}]},
+            },
+            4,
+            4,
+        ),
         ({"isError": False, "content": [], "structuredContent": {"invoices": [], "nextCursor": None}}, 1, 2),
     ]
     return tuple(cases)
@@ -411,14 +484,20 @@ def decide_unseen_budgets(host) -> None:
 # or longer than the first backoffs, so the waits are retry_delay(hint, attempt), attempt counted on
 # each endpoint anew, and a recover() that ignores the hint waits too little.
 
-Run = tuple[list[str], list[str], dict[str, dict[str, list[str]]], int]  # items, endpoints, kinds per endpoint and item, max_attempts
+Run = tuple[
+    list[str], list[str], dict[str, dict[str, list[str]]], int
+]  # items, endpoints, kinds per endpoint and item, max_attempts
 
 
 def ok(item: str) -> dict[str, Any]:
     return taxonomy.success_result(f"Record {item} fetched.", {"record": {"id": item, "source": "ledger"}})
 
 
-RETRY_HINTS = (0.1, 1.25, 3.0)  # seconds: shorter than backoff_delay(1), between the 2nd and 3rd backoffs, longer than the 3rd
+RETRY_HINTS = (
+    0.1,
+    1.25,
+    3.0,
+)  # seconds: shorter than backoff_delay(1), between the 2nd and 3rd backoffs, longer than the 3rd
 
 
 def hint_of(item: str) -> float:
@@ -434,15 +513,25 @@ def step(kind: str, item: str) -> dict[str, Any]:
     if kind == "not_found":
         return taxonomy.not_found_error(f"The ledger has no {item}.", code="RECORD_NOT_FOUND")
     if kind == "transient":
-        return taxonomy.transient_error(f"{item}: the ledger did not answer in time.", retry_after_seconds=hint_of(item))
+        return taxonomy.transient_error(
+            f"{item}: the ledger did not answer in time.", retry_after_seconds=hint_of(item)
+        )
     if kind == "validation":
-        return taxonomy.validation_error(f"{item}: the date range is inverted.", field="date_range", reason="start after end")
+        return taxonomy.validation_error(
+            f"{item}: the date range is inverted.", field="date_range", reason="start after end"
+        )
     if kind == "business":
         return taxonomy.business_error(
-            f"{item} is frozen by an audit.", code="RECORD_FROZEN", customer_message=f"{item} is under audit and cannot change now.", limit=None, requested=None
+            f"{item} is frozen by an audit.",
+            code="RECORD_FROZEN",
+            customer_message=f"{item} is under audit and cannot change now.",
+            limit=None,
+            requested=None,
         )
     if kind == "permission":
-        return taxonomy.permission_error(f"{item}: the ledger refuses this role.", missing_scope="ledger:read", role="intern")
+        return taxonomy.permission_error(
+            f"{item}: the ledger refuses this role.", missing_scope="ledger:read", role="intern"
+        )
     if kind == "unclassified":
         return {"isError": True, "content": [taxonomy.text_block(f"{item}: something went wrong.")]}
     raise ValueError(kind)
@@ -450,7 +539,10 @@ def step(kind: str, item: str) -> dict[str, Any]:
 
 def script_of(run: Run) -> dict[str, dict[str, list[dict[str, Any]]]]:
     _, _, kinds, _ = run
-    return {endpoint: {item: [step(k, item) for k in seq] for item, seq in per_item.items()} for endpoint, per_item in kinds.items()}
+    return {
+        endpoint: {item: [step(k, item) for k in seq] for item, seq in per_item.items()}
+        for endpoint, per_item in kinds.items()
+    }
 
 
 KIND_WORDS = {
@@ -473,7 +565,8 @@ def kind_words(kind: str, item: str) -> str:
 def run_text(run: Run) -> str:
     items, endpoints, kinds, max_attempts = run
     answers = "; ".join(
-        f"{endpoint} answers {item} with {', '.join(kind_words(k, item) for k in seq)}" + (" (and again)" if seq[-1] == "transient" else "")
+        f"{endpoint} answers {item} with {', '.join(kind_words(k, item) for k in seq)}"
+        + (" (and again)" if seq[-1] == "transient" else "")
         for endpoint in endpoints
         for item, seq in kinds[endpoint].items()
     )
@@ -502,7 +595,9 @@ def completed_runs() -> tuple[Run, ...]:
                 kinds[e][i] = ["transient"] * rng.randint(0, cap - 1) + [rng.choice(["ok", "ok", "empty", "not_found"])]
         runs.append((items, endpoints, kinds, cap))
     # Every answer kind that counts as done, on the first attempt, at a cap of one.
-    runs.append((["z-1", "z-2", "z-3"], ["solo-b"], {"solo-b": {"z-1": ["empty"], "z-2": ["not_found"], "z-3": ["ok"]}}, 1))
+    runs.append(
+        (["z-1", "z-2", "z-3"], ["solo-b"], {"solo-b": {"z-1": ["empty"], "z-2": ["not_found"], "z-3": ["ok"]}}, 1)
+    )
     return tuple(runs)
 
 
@@ -520,7 +615,11 @@ def escalated_runs() -> tuple[Run, ...]:
         kinds: dict[str, dict[str, list[str]]] = {e: {} for e in endpoints}
         for i in items:
             for e in endpoints:
-                kinds[e][i] = ["transient"] * rng.randint(0, cap - 1) + [rng.choice(["ok", "empty"])] if e == endpoints[0] else ["ok"]
+                kinds[e][i] = (
+                    ["transient"] * rng.randint(0, cap - 1) + [rng.choice(["ok", "empty"])]
+                    if e == endpoints[0]
+                    else ["ok"]
+                )
         if ending == "spent":
             for e in endpoints:
                 kinds[e][failing] = ["transient"]
@@ -563,21 +662,34 @@ def expect_run_like_reference(host, run: Run) -> None:
     where = f"With {run_text(run)}"
     expect_calls(calls, want_calls, where)
     expect_status(envelope, want["status"], where)
-    expect(sleeps == want_sleeps, f"{where}: the waits must be retry_delay of each attempt that failed (the server's hint when it asks for longer than the backoff), {want_sleeps}; yours were {sleeps}.")
+    expect(
+        sleeps == want_sleeps,
+        f"{where}: the waits must be retry_delay of each attempt that failed (the server's hint when it asks for longer than the backoff), {want_sleeps}; yours were {sleeps}.",
+    )
     key = "results" if want["status"] == "complete" else "partialResults"
     expect_entries(envelope, key, [{k: e[k] for k in ("item", "endpoint", "data")} for e in want[key]], where)
     attempts = envelope.get("attempts")
     attempts = attempts if isinstance(attempts, dict) else {}
     for name in ("endpointsTried", "retryCount"):
-        expect(attempts.get(name) == want["attempts"][name], f"{where}: attempts.{name} must be {want['attempts'][name]!r}; yours is {attempts.get(name)!r}.")
+        expect(
+            attempts.get(name) == want["attempts"][name],
+            f"{where}: attempts.{name} must be {want['attempts'][name]!r}; yours is {attempts.get(name)!r}.",
+        )
     if want["status"] != "escalated":
         return
     expect_description(envelope, where)
     unclassified = want["errorCategory"] is None
     # What an unclassified failure's errorCategory is called, the lab leaves open; everything else is judged.
-    for name in ("isRetryable", "failedItem") if unclassified else ("errorCategory", "isRetryable", "failedItem", "customerMessage"):
+    for name in (
+        ("isRetryable", "failedItem")
+        if unclassified
+        else ("errorCategory", "isRetryable", "failedItem", "customerMessage")
+    ):
         if name in want or name in envelope:
-            expect(envelope.get(name) == want.get(name), f"{where}: the envelope's {name} must be {want.get(name)!r}; yours is {envelope.get(name)!r}.")
+            expect(
+                envelope.get(name) == want.get(name),
+                f"{where}: the envelope's {name} must be {want.get(name)!r}; yours is {envelope.get(name)!r}.",
+            )
 
 
 @hidden.check(

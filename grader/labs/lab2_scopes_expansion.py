@@ -134,7 +134,18 @@ def expand_all(host, cases: list[tuple[str, dict[str, str], bool]]) -> list[dict
 
 # Plain names, credential variables, and names that only look like credentials (they expand as usual);
 # none of them is a name the visible cases use.
-VARS = ["V", "W", "_v1", "VAULT_TOKEN", "PYPI_TOKEN", "AZURE_CLIENT_SECRET", "HTTP_PROXY", "SERVICE_KEY", "GH_ENTERPRISE_TOKEN", "CLAUDE_CODE_API_BASE_URL"]
+VARS = [
+    "V",
+    "W",
+    "_v1",
+    "VAULT_TOKEN",
+    "PYPI_TOKEN",
+    "AZURE_CLIENT_SECRET",
+    "HTTP_PROXY",
+    "SERVICE_KEY",
+    "GH_ENTERPRISE_TOKEN",
+    "CLAUDE_CODE_API_BASE_URL",
+]
 # A default runs up to the first "}": it may hold ":", ":-", "$", "{" or the start of another reference.
 DEFAULTS = ["", "d", "https://e:8443", "p:-q", "-", "$W", "${W", "a b"]
 
@@ -208,8 +219,20 @@ def expand_unseen_values(host) -> None:
 
 # Names that only look like credentials: they expand as usual, toward remote servers too.
 LOOK_ALIKES = sorted(
-    {"GH_ENTERPRISE_TOKEN", "HF_TOKEN", "OPENAI_API_KEY", "MY_NPM_TOKEN", "NPM_TOKEN_RO", "AWS_ACCESS_KEY_ID", "SLACK_BOT_TOKEN",
-     "DATABASE_PASSWORD", "ANTHROPIC_MODEL", "ANTHROPIC_VERTEX_BASE_URL", "VAULT_ADDR", "TOKEN"}
+    {
+        "GH_ENTERPRISE_TOKEN",
+        "HF_TOKEN",
+        "OPENAI_API_KEY",
+        "MY_NPM_TOKEN",
+        "NPM_TOKEN_RO",
+        "AWS_ACCESS_KEY_ID",
+        "SLACK_BOT_TOKEN",
+        "DATABASE_PASSWORD",
+        "ANTHROPIC_MODEL",
+        "ANTHROPIC_VERTEX_BASE_URL",
+        "VAULT_ADDR",
+        "TOKEN",
+    }
     - VISIBLE_NAMES
 )
 HIDDEN_CREDENTIALS = sorted(set(CREDENTIAL_VARIABLES) - VISIBLE_NAMES)
@@ -223,7 +246,9 @@ def credential_cases() -> list[tuple[str, dict[str, str], bool]]:
         value = f"s3cret-{i}"
         cases.append((f"Token ${{{name}}}", {name: value}, True))
         cases.append((f"${{{name}:-fallback}}/x", {}, True))
-        if not is_session_secret(name):  # Claude Code blanks its own session secrets everywhere: the lab leaves that out
+        if not is_session_secret(
+            name
+        ):  # Claude Code blanks its own session secrets everywhere: the lab leaves that out
             cases.append((f"--key=${{{name}}}", {name: value}, False))
     for i, name in enumerate(LOOK_ALIKES):
         cases.append((f"Token ${{{name}}}", {name: f"open-{i}"}, True))
@@ -240,7 +265,11 @@ def credential_cases() -> list[tuple[str, dict[str, str], bool]]:
 def expand_unseen_credentials(host) -> None:
     cases = credential_cases()
     answers = expand_all(host, cases)
-    wrong = [(case, answer) for case, answer in zip(cases, answers) if answer.get("value") != expand_text(case[0], case[1], blank_credentials=case[2])]
+    wrong = [
+        (case, answer)
+        for case, answer in zip(cases, answers)
+        if answer.get("value") != expand_text(case[0], case[1], blank_credentials=case[2])
+    ]
     if wrong:
         (text, env, remote), answer = wrong[0]
         place = "a remote server's url/headers" if remote else "a value"
@@ -255,7 +284,9 @@ def expand_unseen_credentials(host) -> None:
 
 NAMES = st.sampled_from(["api", "files", "svc_2", "wiki"])
 RVARS = ["EXE", "ROOT", "SECRET", "SEG", "ADDR", "VAULT_TOKEN", "PYPI_TOKEN"]
-VALUES = st.sampled_from(["y", "${SECRET}", "${SEG:-s}", "${VAULT_TOKEN}", "Token ${SECRET:-none}", "${PYPI_TOKEN:-p}/${SEG}"])
+VALUES = st.sampled_from(
+    ["y", "${SECRET}", "${SEG:-s}", "${VAULT_TOKEN}", "Token ${SECRET:-none}", "${PYPI_TOKEN:-p}/${SEG}"]
+)
 STDIO = st.fixed_dictionaries(
     {"command": st.sampled_from(["uvx", "${EXE:-uvx}", "node"])},
     optional={
@@ -269,7 +300,14 @@ REMOTE = st.fixed_dictionaries(
         "type": st.sampled_from(["http", "sse", "streamable-http"]),
         # An empty url is "not configured"; one that only expands to nothing is not.
         "url": st.sampled_from(
-            ["https://q.example/mcp", "${ROOT:-https://r.example}/mcp", "", "https://s.example/${SEG}", "${ADDR}", "https://t.example/mcp?key=${PYPI_TOKEN}"]
+            [
+                "https://q.example/mcp",
+                "${ROOT:-https://r.example}/mcp",
+                "",
+                "https://s.example/${SEG}",
+                "${ADDR}",
+                "https://t.example/mcp?key=${PYPI_TOKEN}",
+            ]
         ),
     },
     optional={"headers": st.dictionaries(st.sampled_from(["Authorization", "X-Api"]), VALUES, max_size=2)},
@@ -281,7 +319,9 @@ RESOLUTION_CASES = st.tuples(SCOPE, SCOPE, SCOPE, RENV)
 
 
 def resolve_all(host, cases: list[tuple]) -> list[dict[str, Any]]:
-    result = host.call("resolve_many", cases=[{"user": u, "local": lo, "project": p, "env": e} for u, lo, p, e in cases])
+    result = host.call(
+        "resolve_many", cases=[{"user": u, "local": lo, "project": p, "env": e} for u, lo, p, e in cases]
+    )
     answers = structured(result).get("answers")
     expect(isinstance(answers, list) and len(answers) == len(cases), "The lab server did not answer every case.")
     return answers
@@ -328,18 +368,35 @@ UNSEEN_COMBINATIONS = (
     # A skipped entry in a higher scope does not claim its name: the next scope's entry is used.
     ({}, {"wiki": {"url": "https://w.example/mcp"}}, {"wiki": {"command": "uvx", "args": ["wiki-mcp"]}}, {}),
     ({"files": {"type": "sse", "url": "https://f.example/sse"}}, {}, {"files": {"type": "sdk"}}, {}),
-    ({"api": {"command": "node", "args": ["api.js"]}}, {"api": {"type": "sdk"}}, {"api": {"url": "https://x.example/mcp"}}, {}),
+    (
+        {"api": {"command": "node", "args": ["api.js"]}},
+        {"api": {"type": "sdk"}},
+        {"api": {"url": "https://x.example/mcp"}},
+        {},
+    ),
     ({"solo": {"type": "sdk"}}, {"solo": {"url": "https://y.example/mcp"}}, {}, {}),
     # A credential toward a remote server is blanked; in a stdio server's env it expands.
     (
         {"vault-cli": {"command": "vault-mcp", "env": {"VAULT_TOKEN": "${VAULT_TOKEN}", "ZONE": "${REGION:-us}"}}},
         {},
-        {"vault": {"type": "sse", "url": "https://vault.example/${REGION}/sse", "headers": {"X-Vault-Token": "${VAULT_TOKEN}", "X-Zone": "${REGION}"}}},
+        {
+            "vault": {
+                "type": "sse",
+                "url": "https://vault.example/${REGION}/sse",
+                "headers": {"X-Vault-Token": "${VAULT_TOKEN}", "X-Zone": "${REGION}"},
+            }
+        },
         {"VAULT_TOKEN": "hvs.x", "REGION": "eu"},
     ),
     # A local stdio entry replaces a remote user entry whole, its own defaults applied.
     (
-        {"finder": {"type": "streamable-http", "url": "https://s.example/mcp", "headers": {"X-Finder-Key": "${FINDER_KEY}"}}},
+        {
+            "finder": {
+                "type": "streamable-http",
+                "url": "https://s.example/mcp",
+                "headers": {"X-Finder-Key": "${FINDER_KEY}"},
+            }
+        },
         {"finder": {"type": "stdio", "command": "${FINDER_CMD:-finder-mcp}", "env": {"MODE": "${MODE:-}"}}},
         {},
         {"FINDER_KEY": "fk"},
@@ -370,7 +427,10 @@ def resolve_unseen_combinations(host) -> None:
         where = f"user={user!r}, local={local!r}, project={project!r}, env={env!r}"
         if "error" in answer:
             raise CheckFailed(f"{answer['error'].rstrip('.')} (configuration: {where}).")
-        expect(answer.get("value") == want, f"With {where} the servers must be {want!r}; yours are {answer.get('value')!r}.")
+        expect(
+            answer.get("value") == want,
+            f"With {where} the servers must be {want!r}; yours are {answer.get('value')!r}.",
+        )
 
 
 # --- part C: the authored configuration ---------------------------------------------------------------
@@ -397,10 +457,13 @@ def config_servers_start_for_real(host) -> None:
     # environment are theirs (a "-c" argument or a PYTHONPATH would otherwise run code as the grader).
     from grader.engine.grading import sandboxed
 
-    env = {variable: "test-token" for variable in [SCENARIO["tracker_token_variable"]]}
+    env = dict.fromkeys([SCENARIO["tracker_token_variable"]], "test-token")
     resolved = resolve_sources(authored_sources(host), env, project=REPO)
     stdio = {name: s for name, s in resolved.servers.items() if s["type"] == "stdio"}
-    expect(len(stdio) >= 3, f"The scenario has three stdio servers (team desk, notes, experimental desk); your configuration resolves to {len(stdio)}.")
+    expect(
+        len(stdio) >= 3,
+        f"The scenario has three stdio servers (team desk, notes, experimental desk); your configuration resolves to {len(stdio)}.",
+    )
     for name, server in stdio.items():
         command = server["command"]
         expect(
@@ -409,7 +472,9 @@ def config_servers_start_for_real(host) -> None:
         )
         with tempfile.TemporaryFile("w+") as stderr:
             try:
-                with sandboxed([sys.executable, *server["args"]], env=server["env"], cwd=REPO, timeout=20, errlog=stderr) as session:
+                with sandboxed(
+                    [sys.executable, *server["args"]], env=server["env"], cwd=REPO, timeout=20, errlog=stderr
+                ) as session:
                     tools = session.tools()
             except Exception:  # noqa: BLE001 - the SDK wraps a failed start in exception groups; the server's stderr says why
                 stderr.seek(0)
@@ -422,7 +487,9 @@ def config_servers_start_for_real(host) -> None:
 # Each developer's own tracker token, as the environment holds it.
 TEAMMATE_TOKEN, YOUR_TOKEN = "trk_test_teammate_61d0", "trk_test_yours_2b7e"
 ROLES = {
-    "the team's desk server": lambda s: any(str(a).endswith(SCENARIO["team_server_script"]) for a in s.get("args") or []),
+    "the team's desk server": lambda s: any(
+        str(a).endswith(SCENARIO["team_server_script"]) for a in s.get("args") or []
+    ),
     "the team's tracker": lambda s: SCENARIO["tracker_url"] in str(s.get("url", "")),
     "your notes utility": lambda s: SCENARIO["notes_module"] in (s.get("args") or []),
     "the experimental desk": lambda s: SCENARIO["experiment_token"] in [str(v) for v in (s.get("env") or {}).values()],
@@ -430,7 +497,12 @@ ROLES = {
 # (who, the scopes they have, their token, the servers they must get).
 VIEWS = (
     ("You, in this project", (PROJECT, USER, LOCAL), YOUR_TOKEN, set(ROLES)),
-    ("A teammate who clones the repository", (PROJECT,), TEAMMATE_TOKEN, {"the team's desk server", "the team's tracker"}),
+    (
+        "A teammate who clones the repository",
+        (PROJECT,),
+        TEAMMATE_TOKEN,
+        {"the team's desk server", "the team's tracker"},
+    ),
     ("You, in another project", (USER,), YOUR_TOKEN, {"your notes utility"}),
 )
 
@@ -461,7 +533,10 @@ def config_per_developer(host) -> None:
         for name, server in servers.items():
             if ROLES["the team's tracker"](server):
                 auth = (server.get("headers") or {}).get("Authorization")
-                expect(auth == f"Bearer {token}", f"{who}: the tracker {name!r} must send 'Bearer ' and their own token; it sends {auth!r}.")
+                expect(
+                    auth == f"Bearer {token}",
+                    f"{who}: the tracker {name!r} must send 'Bearer ' and their own token; it sends {auth!r}.",
+                )
         if who != VIEWS[0][0]:
             for secret in (SCENARIO["my_tracker_token"], SCENARIO["experiment_token"]):
                 expect(

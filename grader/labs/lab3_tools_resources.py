@@ -55,7 +55,10 @@ HIDDEN_UNKNOWN_IDS = ("RB-03", "RB-999", "7", "RB-", "RB-12a", "Rb-1")
 # The other alerts, each acknowledged by several people; the alerts that take notes; alert ids that do not exist.
 ACK_ALERTS = ("ALERT-4", "ALERT-1")
 NOTE_ALERTS = ("ALERT-3", "ALERT-5")
-HIDDEN_NO_SUCH_ALERTS = {"acknowledge_alert": ("ALERT-0", "ALERT-6", "alert-1"), "add_note": ("ALERT-10", "ALERT-01", "ALERT")}
+HIDDEN_NO_SUCH_ALERTS = {
+    "acknowledge_alert": ("ALERT-0", "ALERT-6", "alert-1"),
+    "add_note": ("ALERT-10", "ALERT-01", "ALERT"),
+}
 # Catalog sizes the agent answers questions about.
 BUDGET_SIZES = (4, 23, 41)
 
@@ -125,7 +128,8 @@ def unseen_reads_change_nothing(host) -> None:
     expect(after == before, f"Reading resources changed state ({len(after) - len(before)} change(s) recorded).")
     with catalog_size(host, 23):
         expect_reads_change_nothing(
-            host, [(CATALOG_URI, "the catalog of 23")] + [(runbook_uri(f"RB-{i}"), f"runbook RB-{i}") for i in range(13, 24)]
+            host,
+            [(CATALOG_URI, "the catalog of 23")] + [(runbook_uri(f"RB-{i}"), f"runbook RB-{i}") for i in range(13, 24)],
         )
 
 
@@ -146,7 +150,9 @@ def actions_on_unseen_alerts(host) -> None:
             (first, 1, f"Acknowledging {alert} by the first person again, after another,"),
             (first, 0, f"Acknowledging {alert} twice in a row by the same person"),
         ):
-            expect_changes(act(host, "acknowledge_alert", {"alert_id": alert, "by": person}), "acknowledge", alert, count, what)
+            expect_changes(
+                act(host, "acknowledge_alert", {"alert_id": alert, "by": person}), "acknowledge", alert, count, what
+            )
     for alert in NOTE_ALERTS:
         changes = []
         for _ in range(3):
@@ -154,7 +160,11 @@ def actions_on_unseen_alerts(host) -> None:
         expect_changes(changes, "note", alert, 3, f"add_note three times on {alert}")
     for tool, alerts in HIDDEN_NO_SUCH_ALERTS.items():
         for alert in alerts:
-            arguments = {"alert_id": alert, "by": "incident-lead"} if tool == "acknowledge_alert" else {"alert_id": alert, "text": "Paged the owner"}
+            arguments = (
+                {"alert_id": alert, "by": "incident-lead"}
+                if tool == "acknowledge_alert"
+                else {"alert_id": alert, "text": "Paged the owner"}
+            )
             expect_not_found(host, tool, arguments)
 
 
@@ -190,8 +200,14 @@ def budget_on_unseen_catalogs(host) -> None:
                 raise CheckFailed(f"With {size} runbooks the agent could not work with your server: {exc}") from None
         for outcome in outcomes:
             asked = f"With {size} runbooks, asked {texts[outcome.question_id]!r}"
-            expect(outcome.correct, f"{asked}, the agent answered {outcome.answer!r} from your server; the answer is {outcome.expected!r}.")
-            expect(outcome.tally.round_trips <= visible.BUDGET, f"{asked}, the agent needed {outcome.tally.round_trips} requests; the budget is {visible.BUDGET}.")
+            expect(
+                outcome.correct,
+                f"{asked}, the agent answered {outcome.answer!r} from your server; the answer is {outcome.expected!r}.",
+            )
+            expect(
+                outcome.tally.round_trips <= visible.BUDGET,
+                f"{asked}, the agent needed {outcome.tally.round_trips} requests; the budget is {visible.BUDGET}.",
+            )
 
 
 # The notebook's order of graded cells: each hidden check after the visible check of its skill.

@@ -45,7 +45,11 @@ def locked(cell, grade_id: str):
     cell.metadata["deletable"] = False
     cell.metadata["editable"] = False
     cell.metadata["nbgrader"] = {
-        "grade": False, "grade_id": grade_id, "locked": True, "schema_version": 3, "solution": False,
+        "grade": False,
+        "grade_id": grade_id,
+        "locked": True,
+        "schema_version": 3,
+        "solution": False,
     }
     return cell
 
@@ -74,30 +78,34 @@ GRADING = (
 
 
 def intro(q: Quiz) -> str:
-    return "\n".join([
-        f"# {q.title}",
-        "",
-        q.intro.strip(),
-        "",
-        HOW_TO_ANSWER,
-        "",
-        GRADING,
-        "",
-        f"{len(q.questions)} questions, {points(q.max_score)} in all:",
-        "",
-        theme_table(q),
-    ])
+    return "\n".join(
+        [
+            f"# {q.title}",
+            "",
+            q.intro.strip(),
+            "",
+            HOW_TO_ANSWER,
+            "",
+            GRADING,
+            "",
+            f"{len(q.questions)} questions, {points(q.max_score)} in all:",
+            "",
+            theme_table(q),
+        ]
+    )
 
 
 def question_markdown(number: int, question) -> str:
     options = "\n".join(f"- **{letter}.** {question.options[letter]}" for letter in LETTERS)
-    return "\n".join([
-        f"**Question {number}** · {THEMES[question.theme]} · {points(question.points)}",
-        "",
-        question.text.strip(),
-        "",
-        options,
-    ])
+    return "\n".join(
+        [
+            f"**Question {number}** · {THEMES[question.theme]} · {points(question.points)}",
+            "",
+            question.text.strip(),
+            "",
+            options,
+        ]
+    )
 
 
 def build_notebook(q: Quiz) -> nbformat.NotebookNode:
@@ -113,8 +121,12 @@ def build_notebook(q: Quiz) -> nbformat.NotebookNode:
         cell.id = question.id
         cell.metadata["course"] = {"starting_code": answer_source(question.id)}
         cell.metadata["nbgrader"] = {
-            "grade": True, "grade_id": question.id, "locked": False, "points": question.points,
-            "schema_version": 3, "solution": True,
+            "grade": True,
+            "grade_id": question.id,
+            "locked": False,
+            "points": question.points,
+            "schema_version": 3,
+            "solution": True,
         }
         cells.append(cell)
     cells.append(locked(new_code_cell(SUMMARY), SUMMARY_ID))

@@ -163,7 +163,9 @@ def by_theme(verdicts: list[Verdict]) -> list[ThemeScore]:
     for theme, title in THEMES.items():
         mine = [v for v in verdicts if v.question.theme == theme]
         if mine:
-            found.append(ThemeScore(theme, title, sum(v.score for v in mine), sum(v.question.points for v in mine), len(mine)))
+            found.append(
+                ThemeScore(theme, title, sum(v.score for v in mine), sum(v.question.points for v in mine), len(mine))
+            )
     return found
 
 

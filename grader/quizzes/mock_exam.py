@@ -153,7 +153,7 @@ QUESTIONS = [
             "`${VAR:-default}` gives the value of `VAR` when it is set and `default` otherwise, and expansion "
             f"applies in `url` ({EXPANSION}). **A**: the reference is expanded, not kept. **C**: an unset variable "
             "takes the default; only a variable set to the empty string counts as set and would give `/mcp` "
-            f"({DOCS_EMPTY}). **D**: \"parsing fails\" is the exam guide's rule for `${{VAR}}` *without* a default; "
+            f'({DOCS_EMPTY}). **D**: "parsing fails" is the exam guide\'s rule for `${{VAR}}` *without* a default; '
             "the `:-` form exists so that a missing variable is fine."
         ),
     ),
@@ -165,7 +165,7 @@ QUESTIONS = [
             "supports it. How does the server learn what the client supports?"
         ),
         options={
-            "A": "It sends an elicitation request on every call and treats an error reply as \"not supported\".",
+            "A": 'It sends an elicitation request on every call and treats an error reply as "not supported".',
             "B": "From the capabilities the client declares in `initialize`, when the stateful session starts.",
             "C": "From the client's `.mcp.json` entry, which Claude Code sends to the server as its first message.",
             "D": "From the `User-Agent` header that comes with each stateless REST request to the server.",
@@ -192,7 +192,7 @@ QUESTIONS = [
             "B": '`{"isError": true, "content": [{"type": "text", "text": "Operation failed"}]}`, keeping internal '
             "details private.",
             "C": '`isError: false` with the text "Rate limited, try again later", since the tool itself ran fine.',
-            "D": '`isError: true`, a text saying what failed, and `structuredContent` with `errorCategory: '
+            "D": "`isError: true`, a text saying what failed, and `structuredContent` with `errorCategory: "
             '"transient"` and `isRetryable: true`.',
         },
         answer="D",
@@ -269,7 +269,7 @@ QUESTIONS = [
         },
         answer="D",
         explanation=(
-            "Protocol errors are reserved for cases such as \"tool not found\" or a server that does not "
+            'Protocol errors are reserved for cases such as "tool not found" or a server that does not '
             "support tool calls. Errors that come from the tool itself go inside the result with `isError: true`, "
             "because protocol errors are invisible to the model, and the model must see a failure to correct "
             f"itself ({IS_ERROR}; {EMPHASES}). **A** is a `transient` tool error. **B** is a `validation` tool "
@@ -335,8 +335,8 @@ QUESTIONS = [
         id="q12",
         theme="errors",
         text=(
-            "A subagent calls `create_ticket` and gets `isError: true` with `errorCategory: \"validation\"`, "
-            "`isRetryable: false` and the text \"priority must be one of low, normal, high; got urgent\". "
+            'A subagent calls `create_ticket` and gets `isError: true` with `errorCategory: "validation"`, '
+            '`isRetryable: false` and the text "priority must be one of low, normal, high; got urgent". '
             "What should it do?"
         ),
         options={
@@ -358,7 +358,7 @@ QUESTIONS = [
         id="q13",
         theme="primitives",
         text=(
-            "To answer \"what is blocking the release?\", the agent calls `list_issues`, then `get_issue` on each of "
+            'To answer "what is blocking the release?", the agent calls `list_issues`, then `get_issue` on each of '
             "the 40 results before it finds the two that matter. What does the exam guide recommend?"
         ),
         options={
@@ -432,8 +432,8 @@ QUESTIONS = [
         id="q16",
         theme="errors",
         text=(
-            "A subagent calls `close_ticket` for PROJ-88 and gets `isError: true`, `errorCategory: \"business\"`, "
-            "`isRetryable: false` and `customerMessage: \"This ticket was already closed on 3 March.\"` What should "
+            'A subagent calls `close_ticket` for PROJ-88 and gets `isError: true`, `errorCategory: "business"`, '
+            '`isRetryable: false` and `customerMessage: "This ticket was already closed on 3 March."` What should '
             "it do?"
         ),
         options={
@@ -444,10 +444,10 @@ QUESTIONS = [
         },
         answer="B",
         explanation=(
-            "\"Ticket already closed\" is the exam guide's own example of a `business` error, a policy, limit or "
+            '"Ticket already closed" is the exam guide\'s own example of a `business` error, a policy, limit or '
             f"state rule ({TAXONOMY}). The business branch of the decision tree: surface `customerMessage`; stop; "
             f"do NOT retry. A broken business rule breaks the same way on every attempt ({TREE}). **A** ignores "
-            "`isRetryable: false`; retrying what cannot succeed is how runaway \"tool storms\" start. **C** works "
+            '`isRetryable: false`; retrying what cannot succeed is how runaway "tool storms" start. **C** works '
             "around the rule on the agent's own authority, rewriting the ticket's history to make a call succeed. "
             "**D** mislabels the error: the state of a ticket is not a missing scope."
         ),
@@ -478,7 +478,7 @@ QUESTIONS = [
         id="q18",
         theme="primitives",
         text=(
-            "Analysts often begin with \"which columns does `orders` have?\", and the agent answers by calling a "
+            'Analysts often begin with "which columns does `orders` have?", and the agent answers by calling a '
             "`describe_table` tool every time. The schema rarely changes. What does the exam guide suggest?"
         ),
         options={
@@ -490,7 +490,7 @@ QUESTIONS = [
         answer="A",
         explanation=(
             "Schema introspection is the exam guide's second catalog example: exposing `db://schema` as a "
-            "resource turns \"which columns does orders have?\" into an answer without a single tool call; "
+            'resource turns "which columns does orders have?" into an answer without a single tool call; '
             f"resources are read-only, addressed by URI and cache well ({TOOLS_RESOURCES}). **B**: a read-only hint "
             "tells clients the tool changes nothing; the call remains. **C** bloats every tool description, and "
             f"Claude Code cuts long descriptions short ({DOCS_SEARCH_AUTHORS}). **D**: the user invokes prompts, "
@@ -531,8 +531,8 @@ QUESTIONS = [
         theme="errors",
         text=(
             "A subagent asks `export_report` for last quarter's revenue report and gets `isError: true`, "
-            "`errorCategory: \"permission\"`, `isRetryable: false` and the text \"403: role finance-reader "
-            "required\". What should it do?"
+            '`errorCategory: "permission"`, `isRetryable: false` and the text "403: role finance-reader '
+            'required". What should it do?'
         ),
         options={
             "A": "Escalate to the coordinator with the missing role, claiming nothing about the report.",
@@ -622,7 +622,7 @@ QUESTIONS = [
         id="q24",
         theme="errors",
         text=(
-            "A subagent's `get_rates` call times out on its first attempt (`errorCategory: \"transient\"`, "
+            'A subagent\'s `get_rates` call times out on its first attempt (`errorCategory: "transient"`, '
             "`isRetryable: true`). A fallback endpoint exists, and a cached read from ten minutes ago is good "
             "enough for this task. What should the subagent do?"
         ),
@@ -637,7 +637,7 @@ QUESTIONS = [
             "The subagent owns local recovery from transient failures: retry with backoff, switch to a "
             "fallback endpoint, or serve a stale cached read, with attempts capped (for example at 3); it escalates "
             f"only when the error is not retryable or the local budget is spent ({RECOVERY}; {TREE}). **A** pushes "
-            "a recoverable error upward. **C** has neither backoff nor a cap: a runaway \"tool storm\". **D** passes "
+            'a recoverable error upward. **C** has neither backoff nor a cap: a runaway "tool storm". **D** passes '
             "a failure off as a valid empty result."
         ),
     ),
@@ -697,8 +697,8 @@ QUESTIONS = [
         theme="errors",
         text=(
             "A coordinator asks for customer C-17's orders in March and in April. March comes back "
-            "`isError: false` with `structuredContent: {\"orders\": []}`; April comes back `isError: true` with "
-            "`errorCategory: \"permission\"`. What should it tell the user?"
+            '`isError: false` with `structuredContent: {"orders": []}`; April comes back `isError: true` with '
+            '`errorCategory: "permission"`. What should it tell the user?'
         ),
         options={
             "A": "Customer C-17 placed no orders in March or in April, according to both lookups.",
@@ -708,9 +708,9 @@ QUESTIONS = [
         },
         answer="D",
         explanation=(
-            "A valid empty result (\"no orders match this filter\") is not an error: `isError: false` with "
+            'A valid empty result ("no orders match this filter") is not an error: `isError: false` with '
             "empty content is the normal case. April is an access failure: the query never ran, so nothing is "
-            f"known about April ({RECOVERY}; {EMPHASES}). **A** reports an access failure as \"no orders\", "
+            f'known about April ({RECOVERY}; {EMPHASES}). **A** reports an access failure as "no orders", '
             "misstating the state to the user. **B** and **C** treat the empty result as a failure, so the "
             "coordinator retries for nothing; **C** also invents an answer for April."
         ),
@@ -740,7 +740,7 @@ QUESTIONS = [
             "it uses tool search by default: only tool names and server instructions load when the session starts, "
             "and a tool's full definition loads when Claude searches for it, so more servers cost little context. "
             "Every tool is still available in the session. `ENABLE_TOOL_SEARCH=false` loads all definitions up "
-            "front, as the exam guide describes, and `\"alwaysLoad\": true` does so for one server "
+            'front, as the exam guide describes, and `"alwaysLoad": true` does so for one server '
             f"({DOCS_TOOL_SEARCH}; {DOCS_SEARCH_CONFIG}; {DOCS_NO_DEFERRAL})."
         ),
     ),
@@ -819,7 +819,7 @@ QUESTIONS = [
         id="q32",
         theme="integration",
         text=(
-            "Your custom `search_runbooks` tool is described as \"Searches docs.\" In practice the agent keeps "
+            'Your custom `search_runbooks` tool is described as "Searches docs." In practice the agent keeps '
             "running Grep over the repository instead of calling it. What is the fix?"
         ),
         options={
@@ -923,8 +923,8 @@ QUESTIONS = [
         theme="integration",
         text=(
             "Your team needs Jira, GitHub and Postgres in Claude Code, plus access to its in-house deployment "
-            "pipeline. A developer offers to write custom MCP servers for all four, since \"each is only a few "
-            "hundred lines\". What does the exam guide advise?"
+            'pipeline. A developer offers to write custom MCP servers for all four, since "each is only a few '
+            'hundred lines". What does the exam guide advise?'
         ),
         options={
             "A": "Community servers for Jira, GitHub and Postgres; a custom server only for the in-house pipeline.",

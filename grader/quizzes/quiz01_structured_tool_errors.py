@@ -68,7 +68,7 @@ QUIZ = Quiz(
             text=(
                 "A supervisor's subagent asks the payment tool for a USD 750 refund. The tool answers `isError: true` with "
                 '`errorCategory: "business"`, `isRetryable: false`, `code: "REFUND_LIMIT_EXCEEDED"`, `limit: 500`, '
-                '`requested: 750` and a `customerMessage`. What should the subagent do?'
+                "`requested: 750` and a `customerMessage`. What should the subagent do?"
             ),
             options={
                 "A": "Retry the same refund up to three times with backoff",
@@ -90,7 +90,7 @@ QUIZ = Quiz(
             id="q04",
             theme="errors",
             text=(
-                "A subagent calls `get_order` with `order_id: \"1001\"` and gets `isError: true`, `errorCategory: "
+                'A subagent calls `get_order` with `order_id: "1001"` and gets `isError: true`, `errorCategory: '
                 '"validation"`, `isRetryable: false`, with the text "\'1001\' is not an order id. Order ids look like '
                 'ORD-1234." What is the right next step?'
             ),
@@ -148,7 +148,7 @@ QUIZ = Quiz(
             },
             answer="C",
             explanation=(
-                "**C.** The guide calls the bare \"Operation failed\" the canonical wrong answer: it forces the agent to retry "
+                '**C.** The guide calls the bare "Operation failed" the canonical wrong answer: it forces the agent to retry '
                 "blindly or to give up, and guessing whether a failure is worth retrying is the main cause of tool storms, "
                 "runaway retry loops (*Exam guide › The `isError` flag: schema and example*; *Exam guide › Retryable vs "
                 "non-retryable decision tree*; *Exam guide › Exam emphases*). **A** would hide the failure from the model "
@@ -160,7 +160,7 @@ QUIZ = Quiz(
             id="q07",
             theme="errors",
             text=(
-                "A subagent allows 3 attempts per call. Its third attempt at a read returns `errorCategory: \"transient\"`, "
+                'A subagent allows 3 attempts per call. Its third attempt at a read returns `errorCategory: "transient"`, '
                 "`isRetryable: true` again, and it has no other endpoint and no cached copy. What should it do?"
             ),
             options={
@@ -229,7 +229,7 @@ QUIZ = Quiz(
             id="q10",
             theme="errors",
             text=(
-                "`get_order` for ORD-9999 returns `errorCategory: \"not_found\"`, `isRetryable: false`; this server also "
+                '`get_order` for ORD-9999 returns `errorCategory: "not_found"`, `isRetryable: false`; this server also '
                 "sets `isError: true` for that class. How should the agent treat the answer?"
             ),
             options={

@@ -172,9 +172,7 @@ QUIZ = Quiz(
         Question(
             id="q08",
             theme="scopes",
-            text=(
-                "You add a remote server that speaks Streamable HTTP to `.mcp.json` by hand. Which entry is right?"
-            ),
+            text=("You add a remote server that speaks Streamable HTTP to `.mcp.json` by hand. Which entry is right?"),
             options={
                 "A": '`{"type": "http", "command": "https://mcp.example.com/mcp"}`',
                 "B": '`{"type": "http", "url": "https://mcp.example.com/mcp"}`',

@@ -26,7 +26,7 @@ QUIZ = Quiz(
             id="q01",
             theme="expansion",
             text=(
-                "A server's `url` is `\"${API_BASE_URL:-https://api.example.com}/mcp\"`. The CI runner exports "
+                'A server\'s `url` is `"${API_BASE_URL:-https://api.example.com}/mcp"`. The CI runner exports '
                 "`API_BASE_URL` as an **empty string** (a secret the project never defined). What does the url "
                 "become?"
             ),
@@ -49,7 +49,7 @@ QUIZ = Quiz(
             theme="expansion",
             text=(
                 "A project's `.mcp.json` has an http server whose header is "
-                "`\"Authorization\": \"Bearer ${ANTHROPIC_API_KEY:-none}\"`, and your Anthropic key is exported in "
+                '`"Authorization": "Bearer ${ANTHROPIC_API_KEY:-none}"`, and your Anthropic key is exported in '
                 "your shell. What does that server receive?"
             ),
             options={
@@ -92,7 +92,7 @@ QUIZ = Quiz(
             id="q04",
             theme="expansion",
             text=(
-                "A committed `.mcp.json` passes `\"${DATABASE_URL_RO}\"` in a stdio server's `args`, with no default. "
+                'A committed `.mcp.json` passes `"${DATABASE_URL_RO}"` in a stdio server\'s `args`, with no default. '
                 "On a fresh machine nobody has exported `DATABASE_URL_RO`. By the exam guide's rule, what happens?"
             ),
             options={
@@ -113,14 +113,14 @@ QUIZ = Quiz(
                 "`${DATABASE_URL_RO}` is used as it is, and `claude mcp list` and `/mcp` show a missing-variable "
                 "warning naming `DATABASE_URL_RO` (*Claude Code docs, MCP › Environment variable expansion in "
                 "`.mcp.json`*). Either way, set the variable or add a `:-default`. On the exam, answer "
-                "\"parsing fails\"."
+                '"parsing fails".'
             ),
         ),
         Question(
             id="q05",
             theme="expansion",
             text=(
-                "`\"args\": [\"${CLAUDE_PROJECT_DIR}/tools/server.py\"]` works in a plugin's MCP configuration, but in "
+                '`"args": ["${CLAUDE_PROJECT_DIR}/tools/server.py"]` works in a plugin\'s MCP configuration, but in '
                 "your project's `.mcp.json` the server is started with the literal text. Why, and what do you write "
                 "there?"
             ),
@@ -200,8 +200,8 @@ QUIZ = Quiz(
             id="q09",
             theme="expansion",
             text=(
-                "A teammate proposes a committed `.mcp.json` entry with `\"type\": \"${TRANSPORT:-stdio}\"` and "
-                "`\"env\": {\"DESK_ROLE\": \"${DESK_ROLE:-agent}\"}`, so that each run can switch transport and role "
+                'A teammate proposes a committed `.mcp.json` entry with `"type": "${TRANSPORT:-stdio}"` and '
+                '`"env": {"DESK_ROLE": "${DESK_ROLE:-agent}"}`, so that each run can switch transport and role '
                 "by exporting variables. What does the exam guide say about this use of `${VAR}`?"
             ),
             options={

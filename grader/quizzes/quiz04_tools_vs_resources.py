@@ -31,10 +31,10 @@ QUIZ = Quiz(
             answer="C",
             explanation=(
                 "**C.** A tool fits whatever takes arguments the model must reason about, and the exam guide's own content "
-                "catalog pattern ends with the agent making \"the relevant `get_issue` call\" (*Exam guide › MCP tools vs MCP "
+                'catalog pattern ends with the agent making "the relevant `get_issue` call" (*Exam guide › MCP tools vs MCP '
                 "resources*). Resources are read-only, so the rule that binds is the other way round: a capability that "
-                "changes state is never a resource. **A** turns \"resources are read-only\" into \"reads must be "
-                "resources\", which the guide does not say. **B** is false: a read-only hint tells a client a call is safe "
+                'changes state is never a resource. **A** turns "resources are read-only" into "reads must be '
+                'resources", which the guide does not say. **B** is false: a read-only hint tells a client a call is safe '
                 "to repeat; it does not stop the call (*Claude Code docs, MCP › Marking tools that are safe to call "
                 "twice*). **D**: they differ in who controls them, the model for tools and the application or user for "
                 "resources (*Exam guide › MCP at 30,000 feet*)."
@@ -90,7 +90,7 @@ QUIZ = Quiz(
             id="q04",
             theme="primitives",
             text=(
-                "An agent answers \"how many issues are in review?\" by calling `list_issues` (20 keys a page) and then "
+                'An agent answers "how many issues are in review?" by calling `list_issues` (20 keys a page) and then '
                 "`get_issue` for each key. With 1,000 issues in the sprint that is 1,050 calls. What change does the exam "
                 "guide recommend?"
             ),
@@ -159,7 +159,7 @@ QUIZ = Quiz(
             id="q07",
             theme="primitives",
             text=(
-                "An on-call team wants engineers to run a ready-made \"summarise this incident for the team channel\" "
+                'An on-call team wants engineers to run a ready-made "summarise this incident for the team channel" '
                 "template when they choose, passing an issue key. The agent should never start it on its own. Which "
                 "primitive fits?"
             ),

@@ -19,7 +19,7 @@ QUIZ = Quiz(
             theme="integration",
             text=(
                 "Your team wants Claude Code to read and update Jira issues. A colleague offers to write a small custom "
-                "MCP server for it this afternoon: \"it is only four tools\". What does the exam guide advise?"
+                'MCP server for it this afternoon: "it is only four tools". What does the exam guide advise?'
             ),
             options={
                 "A": "Write it: four tools take an afternoon, and a server the team owns can change whenever it needs to",
@@ -83,8 +83,8 @@ QUIZ = Quiz(
             id="q04",
             theme="integration",
             text=(
-                "A team's MCP server has a tool `search_deploys` described only as `\"Search.\"`. Asked \"did checkout "
-                "2.15 reach prod?\", Claude Code greps the repository and the CI logs instead of calling the tool. "
+                'A team\'s MCP server has a tool `search_deploys` described only as `"Search."`. Asked "did checkout '
+                '2.15 reach prod?", Claude Code greps the repository and the CI logs instead of calling the tool. '
                 "What is the fix the exam guide points to?"
             ),
             options={
@@ -165,7 +165,7 @@ QUIZ = Quiz(
             options={
                 "A": "An `isError: true` result in `CallToolResult`, with `errorCategory` and `isRetryable`",
                 "B": "Nothing different: a JSON-RPC protocol error is how MCP reports a tool call that failed",
-                "C": "An `isError: true` result whose text says \"Operation failed\", so that the model stops",
+                "C": 'An `isError: true` result whose text says "Operation failed", so that the model stops',
                 "D": "An empty successful result, so that the agent's plan is not interrupted by the lookup",
             },
             answer="A",
@@ -173,7 +173,7 @@ QUIZ = Quiz(
                 "**A.** `isError: true` lives inside `CallToolResult`, not as a JSON-RPC error: the model must see the failure "
                 "to recover, and `errorCategory` and `isRetryable` tell it whether to retry, ask or give up (*Exam guide "
                 "› Exam emphases*; *Common mistakes › 5.1 Exceptions instead of statuses*). **B**: a JSON-RPC error is "
-                "for protocol problems such as an unknown tool, and the model cannot tell \"no data\" from \"server "
+                'for protocol problems such as an unknown tool, and the model cannot tell "no data" from "server '
                 "broken\" in it. **C** is the guide's canonical wrong answer. **D** reports a failure as a valid empty "
                 "result."
             ),

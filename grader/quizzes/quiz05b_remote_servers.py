@@ -153,7 +153,7 @@ QUIZ = Quiz(
             theme="integration",
             text=(
                 "Your MCP server works locally. In production, behind Cloudflare, clients cannot connect, and `curl` "
-                "from outside gets an HTML page \"Checking your browser...\" instead of JSON. What is the fix?"
+                'from outside gets an HTML page "Checking your browser..." instead of JSON. What is the fix?'
             ),
             options={
                 "A": "A proxy rule for `/mcp` with no bot check and no caching, leaving abuse to the application's rate limits",

@@ -41,29 +41,77 @@ def learner_resolve(host, user: dict, local: dict, project: dict, env: dict[str,
 
 EXPAND_BASIC = (
     ("${A}", {"A": "1"}, False, "1", "A set variable expands"),
-    ("npx -y ${PKG}@latest", {"PKG": "notes"}, False, "npx -y notes@latest", "A reference inside text expands in place"),
+    (
+        "npx -y ${PKG}@latest",
+        {"PKG": "notes"},
+        False,
+        "npx -y notes@latest",
+        "A reference inside text expands in place",
+    ),
     ("${A:-fallback}", {}, False, "fallback", "An unset variable takes its default"),
     ("${A}/${B:-b}", {"A": "x"}, False, "x/b", "Several references expand independently"),
     ("plain text", {"A": "1"}, False, "plain text", "Text without references is unchanged"),
 )
 EXPAND_UNSET = (
     ("${DATABASE_URL_RO}", {}, False, "${DATABASE_URL_RO}", "An unset variable without a default stays literal"),
-    ("${CLAUDE_PROJECT_DIR}/server.py", {}, False, "${CLAUDE_PROJECT_DIR}/server.py", "CLAUDE_PROJECT_DIR is not in Claude Code's environment"),
+    (
+        "${CLAUDE_PROJECT_DIR}/server.py",
+        {},
+        False,
+        "${CLAUDE_PROJECT_DIR}/server.py",
+        "CLAUDE_PROJECT_DIR is not in Claude Code's environment",
+    ),
     ("${HOST}:${PORT}", {"HOST": "db"}, False, "db:${PORT}", "An unset variable stays literal beside one that expands"),
 )
 EXPAND_EMPTY = (
-    ("${API_BASE_URL:-https://api.example.com}/mcp", {"API_BASE_URL": ""}, False, "/mcp", "The docs' example of an empty API_BASE_URL"),
+    (
+        "${API_BASE_URL:-https://api.example.com}/mcp",
+        {"API_BASE_URL": ""},
+        False,
+        "/mcp",
+        "The docs' example of an empty API_BASE_URL",
+    ),
     ("${A:-d}", {"A": ""}, False, "", "An empty string is a value"),
     ("x${A:-d}y", {"A": ""}, True, "xy", "An empty string is a value in a remote url/headers too"),
 )
 EXPAND_CREDENTIALS = (
-    ("Bearer ${ANTHROPIC_AUTH_TOKEN}", {"ANTHROPIC_AUTH_TOKEN": "sk-ant-secret"}, True, "Bearer ", "A credential reads as empty"),
+    (
+        "Bearer ${ANTHROPIC_AUTH_TOKEN}",
+        {"ANTHROPIC_AUTH_TOKEN": "sk-ant-secret"},
+        True,
+        "Bearer ",
+        "A credential reads as empty",
+    ),
     ("Bearer ${NPM_TOKEN:-public}", {}, True, "Bearer ", "A credential's default is ignored"),
-    ("${ANTHROPIC_BASE_URL}/mcp", {"ANTHROPIC_BASE_URL": "https://proxy.internal"}, True, "https://proxy.internal/mcp", "A provider base URL still expands"),
+    (
+        "${ANTHROPIC_BASE_URL}/mcp",
+        {"ANTHROPIC_BASE_URL": "https://proxy.internal"},
+        True,
+        "https://proxy.internal/mcp",
+        "A provider base URL still expands",
+    ),
     ("Bearer ${API_KEY}", {"API_KEY": "k-123"}, True, "Bearer k-123", "A variable outside the set expands as written"),
-    ("${ANTHROPIC_API_KEY}", {"ANTHROPIC_API_KEY": "sk-ant"}, False, "sk-ant", "Outside a remote url/headers credentials expand"),
-    ("${AWS_SECRET_ACCESS_KEY:-none}", {"AWS_SECRET_ACCESS_KEY": "aws-s3cr3t"}, True, "", "Every credential variable reads as empty, not only Anthropic's"),
-    ("token ${GITHUB_TOKEN}", {"GITHUB_TOKEN": "gh-t"}, True, "token gh-t", "A name that only looks like a credential expands as written"),
+    (
+        "${ANTHROPIC_API_KEY}",
+        {"ANTHROPIC_API_KEY": "sk-ant"},
+        False,
+        "sk-ant",
+        "Outside a remote url/headers credentials expand",
+    ),
+    (
+        "${AWS_SECRET_ACCESS_KEY:-none}",
+        {"AWS_SECRET_ACCESS_KEY": "aws-s3cr3t"},
+        True,
+        "",
+        "Every credential variable reads as empty, not only Anthropic's",
+    ),
+    (
+        "token ${GITHUB_TOKEN}",
+        {"GITHUB_TOKEN": "gh-t"},
+        True,
+        "token gh-t",
+        "A name that only looks like a credential expands as written",
+    ),
 )
 # The traps of the syntax, each on its own and mixed.
 EXPAND_TABLE = (
@@ -77,7 +125,13 @@ EXPAND_TABLE = (
     ("${A-d}", {}, False, "${A-d}", "The shell's ${NAME-default} is not a reference"),
     ("${1X:-d}", {}, False, "${1X:-d}", "A name cannot start with a digit"),
     ("${A:d}", {}, False, "${A:d}", "A default needs ':-'"),
-    ("${A}", {"A": "${B}", "B": "2"}, False, "${B}", "A value is used as it is: a reference it holds is not expanded again"),
+    (
+        "${A}",
+        {"A": "${B}", "B": "2"},
+        False,
+        "${B}",
+        "A value is used as it is: a reference it holds is not expanded again",
+    ),
     ("${P}\\bin", {"P": "C:\\tmp"}, False, "C:\\tmp\\bin", "A value's backslashes are kept as they are"),
     ("}${", {}, False, "}${", "Braces and dollars that form no reference stay"),
     ("${ANTHROPIC_AUTH_TOKEN:-x}${A:-y}", {}, True, "y", "A blanked credential beside a default"),
@@ -89,25 +143,48 @@ def expect_expansions(host, cases) -> None:
     for text, env, remote, want, why in cases:
         got = learner_expand(host, text, env, remote)
         place = "a remote server's url/headers" if remote else "a value"
-        expect(got == want, f"{why}: expanding {text!r} in {place} with env {env!r} must give {want!r}; yours gives {got!r}.")
+        expect(
+            got == want,
+            f"{why}: expanding {text!r} in {place} with env {env!r} must give {want!r}; yours gives {got!r}.",
+        )
 
 
-@checks.check("expand_basic", points=2, title="${VAR} and ${VAR:-default} expand from the environment", mistake="mis-expands ${VAR}")
+@checks.check(
+    "expand_basic",
+    points=2,
+    title="${VAR} and ${VAR:-default} expand from the environment",
+    mistake="mis-expands ${VAR}",
+)
 def expand_basic(host) -> None:
     expect_expansions(host, EXPAND_BASIC)
 
 
-@checks.check("expand_unset_stays_literal", points=1, title="an unset variable without a default stays as written, as Claude Code does (the exam guide: parsing fails)", mistake="drops unset variables")
+@checks.check(
+    "expand_unset_stays_literal",
+    points=1,
+    title="an unset variable without a default stays as written, as Claude Code does (the exam guide: parsing fails)",
+    mistake="drops unset variables",
+)
 def expand_unset_stays_literal(host) -> None:
     expect_expansions(host, EXPAND_UNSET)
 
 
-@checks.check("expand_empty_is_set", points=2, title="an empty string counts as set: ${VAR:-default} gives ''", mistake="applies defaults to empty strings")
+@checks.check(
+    "expand_empty_is_set",
+    points=2,
+    title="an empty string counts as set: ${VAR:-default} gives ''",
+    mistake="applies defaults to empty strings",
+)
 def expand_empty_is_set(host) -> None:
     expect_expansions(host, EXPAND_EMPTY)
 
 
-@checks.check("expand_credentials_blank", points=2, title="credential variables read as empty in a remote url/headers", mistake="sends credentials to remote servers")
+@checks.check(
+    "expand_credentials_blank",
+    points=2,
+    title="credential variables read as empty in a remote url/headers",
+    mistake="sends credentials to remote servers",
+)
 def expand_credentials_blank(host) -> None:
     expect_expansions(host, EXPAND_CREDENTIALS)
 
@@ -137,8 +214,22 @@ def _remote(scope: str, kind: str, url: str, headers: dict[str, str] | None = No
 _USER, _PROJECT, _LOCAL = ({"command": "npx", "args": [f"server-{s}"]} for s in ("user", "project", "local"))
 
 RESOLVE_PRECEDENCE = (
-    ({"db": _USER}, {"db": _LOCAL}, {"db": _PROJECT}, {}, {"db": _stdio("local", "npx", ["server-local"])}, "The local definition wins over project and user"),
-    ({"db": _USER}, {}, {"db": _PROJECT}, {}, {"db": _stdio("project", "npx", ["server-project"])}, "The project definition wins over user"),
+    (
+        {"db": _USER},
+        {"db": _LOCAL},
+        {"db": _PROJECT},
+        {},
+        {"db": _stdio("local", "npx", ["server-local"])},
+        "The local definition wins over project and user",
+    ),
+    (
+        {"db": _USER},
+        {},
+        {"db": _PROJECT},
+        {},
+        {"db": _stdio("project", "npx", ["server-project"])},
+        "The project definition wins over user",
+    ),
     (
         {"db": _USER, "notes": {"command": "notes"}},
         {},
@@ -164,7 +255,13 @@ RESOLVE_PRECEDENCE = (
 )
 RESOLVE_NO_MERGE = (
     (
-        {"github": {"type": "http", "url": "https://api.githubcopilot.com/mcp", "headers": {"Authorization": "Bearer ${GITHUB_PERSONAL_ACCESS_TOKEN}"}}},
+        {
+            "github": {
+                "type": "http",
+                "url": "https://api.githubcopilot.com/mcp",
+                "headers": {"Authorization": "Bearer ${GITHUB_PERSONAL_ACCESS_TOKEN}"},
+            }
+        },
         {"github": {"type": "http", "url": "https://ghe.example.com/mcp"}},
         {},
         {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_x"},
@@ -207,8 +304,20 @@ RESOLVE_TYPES = (
 )
 # A reference in every field Claude Code expands, of a stdio, an http and an sse server, in every scope.
 FIELDS_CASE = (
-    {"events": {"type": "sse", "url": "https://events.example.com/${TENANT}/sse?token=${NPM_TOKEN}", "headers": {"X-Team": "${TEAM:-core}"}}},
-    {"notes": {"command": "${PYTHON}", "args": ["-m", "${NOTES_MODULE:-servers.notes}"], "env": {"NOTES_TOKEN": "${NPM_TOKEN}"}}},
+    {
+        "events": {
+            "type": "sse",
+            "url": "https://events.example.com/${TENANT}/sse?token=${NPM_TOKEN}",
+            "headers": {"X-Team": "${TEAM:-core}"},
+        }
+    },
+    {
+        "notes": {
+            "command": "${PYTHON}",
+            "args": ["-m", "${NOTES_MODULE:-servers.notes}"],
+            "env": {"NOTES_TOKEN": "${NPM_TOKEN}"},
+        }
+    },
     {
         "postgres-readonly": {
             "type": "stdio",
@@ -233,9 +342,14 @@ FIELDS_CASE = (
     },
     {
         "notes": _stdio("local", "python3", ["-m", "servers.notes"], {"NOTES_TOKEN": "npm_x"}),
-        "github": _remote("project", "http", "https://api.githubcopilot.com/mcp", {"Authorization": "Bearer ghp_x", "X-Leak": ""}),
+        "github": _remote(
+            "project", "http", "https://api.githubcopilot.com/mcp", {"Authorization": "Bearer ghp_x", "X-Leak": ""}
+        ),
         "postgres-readonly": _stdio(
-            "project", "npx", ["-y", "@modelcontextprotocol/server-postgres@latest", "postgres://ro@db/orders"], {"PGSSLMODE": "require", "KEY": "sk-ant"}
+            "project",
+            "npx",
+            ["-y", "@modelcontextprotocol/server-postgres@latest", "postgres://ro@db/orders"],
+            {"PGSSLMODE": "require", "KEY": "sk-ant"},
         ),
         "events": _remote("user", "sse", "https://events.example.com/acme/sse?token=", {"X-Team": "core"}),
     },
@@ -254,9 +368,19 @@ RESOLVE_TABLE = (
     (
         {},
         {},
-        {"events": {"type": "sse", "url": "${BASE:-https://b.example}/sse?key=${NPM_TOKEN}", "headers": {"X-Team": "${TEAM:-core}", "Authorization": "Bearer ${ANTHROPIC_AUTH_TOKEN:-anon}"}}},
+        {
+            "events": {
+                "type": "sse",
+                "url": "${BASE:-https://b.example}/sse?key=${NPM_TOKEN}",
+                "headers": {"X-Team": "${TEAM:-core}", "Authorization": "Bearer ${ANTHROPIC_AUTH_TOKEN:-anon}"},
+            }
+        },
         {"NPM_TOKEN": "npm_x"},
-        {"events": _remote("project", "sse", "https://b.example/sse?key=", {"X-Team": "core", "Authorization": "Bearer "})},
+        {
+            "events": _remote(
+                "project", "sse", "https://b.example/sse?key=", {"X-Team": "core", "Authorization": "Bearer "}
+            )
+        },
         "An sse server's url and headers are remote fields: credentials read as empty there, defaults apply to the rest",
     ),
     (
@@ -288,7 +412,11 @@ RESOLVE_TABLE = (
         {"l": {"type": "sse", "url": "https://l.example/sse"}},
         {"p": {"command": "python", "args": ["-m", "x"]}},
         {},
-        {"l": _remote("local", "sse", "https://l.example/sse"), "p": _stdio("project", "python", ["-m", "x"]), "u": _remote("user", "http", "https://u.example/mcp")},
+        {
+            "l": _remote("local", "sse", "https://l.example/sse"),
+            "p": _stdio("project", "python", ["-m", "x"]),
+            "u": _remote("user", "http", "https://u.example/mcp"),
+        },
         "Servers of every scope and transport are all kept",
     ),
 )
@@ -305,31 +433,58 @@ def expect_resolutions(host, cases) -> None:
             )
 
 
-@checks.check("resolve_precedence", points=2, title="local beats project beats user, by name", mistake="gets scope precedence wrong")
+@checks.check(
+    "resolve_precedence",
+    points=2,
+    title="local beats project beats user, by name",
+    mistake="gets scope precedence wrong",
+)
 def resolve_precedence(host) -> None:
     expect_resolutions(host, RESOLVE_PRECEDENCE)
 
 
-@checks.check("resolve_no_field_merge", points=2, title="the winning entry is used whole; fields are never merged", mistake="merges fields across scopes")
+@checks.check(
+    "resolve_no_field_merge",
+    points=2,
+    title="the winning entry is used whole; fields are never merged",
+    mistake="merges fields across scopes",
+)
 def resolve_no_field_merge(host) -> None:
     expect_resolutions(host, RESOLVE_NO_MERGE)
 
 
-@checks.check("resolve_types_and_skips", points=2, title="type defaults, aliases and skipped entries follow Claude Code", mistake="loads entries Claude Code skips")
+@checks.check(
+    "resolve_types_and_skips",
+    points=2,
+    title="type defaults, aliases and skipped entries follow Claude Code",
+    mistake="loads entries Claude Code skips",
+)
 def resolve_types_and_skips(host) -> None:
     expect_resolutions(host, RESOLVE_TYPES)
 
 
-@checks.check("resolve_expands_fields", points=2, title="the winner's command, args, env, url and headers are expanded", mistake="mis-expands ${VAR}")
+@checks.check(
+    "resolve_expands_fields",
+    points=2,
+    title="the winner's command, args, env, url and headers are expanded",
+    mistake="mis-expands ${VAR}",
+)
 def resolve_expands_fields(host) -> None:
     user, local, project, env, want, _ = FIELDS_CASE
     got = learner_resolve(host, user, local, project, env)
     for name, server in want.items():
         mine = got.get(name)
-        expect(isinstance(mine, dict), f"The {server['scope']} server {name!r} is missing from your servers ({sorted(got)}).")
+        expect(
+            isinstance(mine, dict),
+            f"The {server['scope']} server {name!r} is missing from your servers ({sorted(got)}).",
+        )
         for field, value in server.items():
             remote = server["type"] != "stdio" and field in ("url", "headers")
-            toward = "toward a remote server, where credential variables read as empty" if remote else "where every variable expands"
+            toward = (
+                "toward a remote server, where credential variables read as empty"
+                if remote
+                else "where every variable expands"
+            )
             expect(
                 mine.get(field) == value,
                 f"With env={env!r}, the {field} of the {server['type']} server {name!r} ({server['scope']} scope) must be {value!r}, "
@@ -404,7 +559,12 @@ def is_experiment(entry) -> bool:
     return SCENARIO["experiment_token"] in list(strings(entry.get("env") or {}))
 
 
-@checks.check("config_scopes", points=2, title="each scenario server sits in the right scope", mistake="puts servers in the wrong scope")
+@checks.check(
+    "config_scopes",
+    points=2,
+    title="each scenario server sits in the right scope",
+    mistake="puts servers in the wrong scope",
+)
 def config_scopes(host) -> None:
     config = authored(host)
     scopes = {
@@ -420,28 +580,52 @@ def config_scopes(host) -> None:
     }
     for what, (predicate, scope) in wanted.items():
         where = [s for s, servers in scopes.items() if find_server(servers, predicate)]
-        expect(where == [scope], f"{what} belongs in {scope} scope only; yours is in: {', '.join(where) or 'no scope'}.")
+        expect(
+            where == [scope], f"{what} belongs in {scope} scope only; yours is in: {', '.join(where) or 'no scope'}."
+        )
 
 
-@checks.check("config_no_secret_committed", points=2, title="the committed .mcp.json holds no secret", mistake="commits secrets in .mcp.json")
+@checks.check(
+    "config_no_secret_committed",
+    points=2,
+    title="the committed .mcp.json holds no secret",
+    mistake="commits secrets in .mcp.json",
+)
 def config_no_secret_committed(host) -> None:
     project = authored(host)["PROJECT_MCP_JSON"]
     for token in (SCENARIO["my_tracker_token"], SCENARIO["experiment_token"]):
-        expect(not any(token in s for s in strings(project)), "A real token is written in PROJECT_MCP_JSON, which is committed to git; reference it with ${VAR} instead.")
+        expect(
+            not any(token in s for s in strings(project)),
+            "A real token is written in PROJECT_MCP_JSON, which is committed to git; reference it with ${VAR} instead.",
+        )
     leaked = [s for s in strings(project) if SECRET_LOOKING.search(s)]
-    expect(not leaked, f"PROJECT_MCP_JSON holds a value that looks like a secret ({len(leaked)} of them); keep secrets in the environment.")
+    expect(
+        not leaked,
+        f"PROJECT_MCP_JSON holds a value that looks like a secret ({len(leaked)} of them); keep secrets in the environment.",
+    )
     user = authored(host)["USER_SERVERS"]
-    expect(not any(SCENARIO["experiment_token"] in s for s in strings(user)), "The experimental token belongs to this project only (local scope), not to every project (user scope).")
+    expect(
+        not any(SCENARIO["experiment_token"] in s for s in strings(user)),
+        "The experimental token belongs to this project only (local scope), not to every project (user scope).",
+    )
 
 
-@checks.check("config_placeholders", points=2, title="placeholders reference the right variables, with defaults where needed", mistake="misses placeholder defaults")
+@checks.check(
+    "config_placeholders",
+    points=2,
+    title="placeholders reference the right variables, with defaults where needed",
+    mistake="misses placeholder defaults",
+)
 def config_placeholders(host) -> None:
     config = authored(host)
     project = servers_in(config["PROJECT_MCP_JSON"], "PROJECT_MCP_JSON")
     trackers = find_server(project, is_tracker)
     expect(trackers, "The tracker is missing from PROJECT_MCP_JSON.")
     tracker = project[trackers[0]]
-    expect(tracker.get("type") in ("http", "streamable-http"), 'The tracker is a remote server: its entry needs "type": "http" (a url without a type is skipped).')
+    expect(
+        tracker.get("type") in ("http", "streamable-http"),
+        'The tracker is a remote server: its entry needs "type": "http" (a url without a type is skipped).',
+    )
     auth = (tracker.get("headers") or {}).get("Authorization", "")
     variable = SCENARIO["tracker_token_variable"]
     expect(
@@ -451,7 +635,10 @@ def config_placeholders(host) -> None:
     for scope in ("PROJECT_MCP_JSON", "USER_SERVERS", "LOCAL_SERVERS"):
         for text in strings(config[scope]):
             for match in re.finditer(r"\$\{CLAUDE_PROJECT_DIR(:-[^}]*)?\}", text):
-                expect(match.group(1) is not None, f"${{CLAUDE_PROJECT_DIR}} in {scope} needs a default such as ${{CLAUDE_PROJECT_DIR:-.}}: it is set in the server's environment, not Claude Code's.")
+                expect(
+                    match.group(1) is not None,
+                    f"${{CLAUDE_PROJECT_DIR}} in {scope} needs a default such as ${{CLAUDE_PROJECT_DIR:-.}}: it is set in the server's environment, not Claude Code's.",
+                )
     desks = find_server(project, is_team_desk)
     expect(desks, "The team's desk server is missing from PROJECT_MCP_JSON.")
     expect(
@@ -528,7 +715,10 @@ def config_servers_start(host) -> None:
         for name, entry in servers.items()
         if isinstance(entry, dict) and is_stdio(entry)
     }
-    expect(len(stdio) >= 3, f"The scenario has three stdio servers (team desk, notes, experimental desk); your configuration has {len(stdio)}.")
+    expect(
+        len(stdio) >= 3,
+        f"The scenario has three stdio servers (team desk, notes, experimental desk); your configuration has {len(stdio)}.",
+    )
     for (_, name), entry in stdio.items():
         problem = launch_problem(name, entry)
         expect(problem is None, problem or "")

@@ -103,9 +103,30 @@ NO_SUCH_ALERT = {"acknowledge_alert": "ALERT-404", "add_note": "ALERT-9"}
 # for, field it asks for, the answer): a count of matches, or a field of the first match (None: no runbook matches).
 QUESTIONS = (
     ("How many runbooks cover the search service?", "count", "service", "search", None, 3),
-    ("What is the severity of the runbook titled 'Auth outage playbook 9'?", "lookup", "title", "Auth outage playbook 9", "severity", "sev1"),
-    ("What are the steps of the runbook titled 'Checkout outage playbook 5'?", "lookup", "title", "Checkout outage playbook 5", "steps", CHECKOUT_STEPS),
-    ("What is the severity of the runbook titled 'Database outage playbook'?", "lookup", "title", "Database outage playbook", "severity", None),
+    (
+        "What is the severity of the runbook titled 'Auth outage playbook 9'?",
+        "lookup",
+        "title",
+        "Auth outage playbook 9",
+        "severity",
+        "sev1",
+    ),
+    (
+        "What are the steps of the runbook titled 'Checkout outage playbook 5'?",
+        "lookup",
+        "title",
+        "Checkout outage playbook 5",
+        "steps",
+        CHECKOUT_STEPS,
+    ),
+    (
+        "What is the severity of the runbook titled 'Database outage playbook'?",
+        "lookup",
+        "title",
+        "Database outage playbook",
+        "severity",
+        None,
+    ),
 )
 BUDGET = 2  # requests per question: read the catalog, then at most one runbook
 
@@ -122,7 +143,9 @@ def journal(host) -> list[dict[str, Any]]:
     try:
         return [json.loads(line) for line in (text or "").splitlines()]
     except ValueError:
-        raise CheckFailed("The lab's journal of changes was rewritten by your code; leave the lab's files to the kit.") from None
+        raise CheckFailed(
+            "The lab's journal of changes was rewritten by your code; leave the lab's files to the kit."
+        ) from None
 
 
 @contextmanager
@@ -170,12 +193,17 @@ def runbook_uri(runbook_id: str) -> str:
 
 def expect_catalog(entries: list[Any], want: list[dict[str, Any]], when: str = "") -> None:
     """The catalog lists exactly the runbooks of ``want`` (summaries), each once, without its steps."""
-    expect(len(entries) == len(want), f"The catalog must list all {len(want)} runbooks{when}; yours lists {len(entries)}.")
+    expect(
+        len(entries) == len(want), f"The catalog must list all {len(want)} runbooks{when}; yours lists {len(entries)}."
+    )
     by_id = {entry.get("id"): entry for entry in entries if isinstance(entry, dict)}
     for summary in want:
         expect(summary["id"] in by_id, f"The catalog{when} has no entry with id {summary['id']!r}.")
         got = {k: by_id[summary["id"]].get(k) for k in SUMMARY_FIELDS}
-        expect(got == summary, f"The catalog entry of {summary['id']} must carry {', '.join(SUMMARY_FIELDS)}: expected {summary}, got {got}.")
+        expect(
+            got == summary,
+            f"The catalog entry of {summary['id']} must carry {', '.join(SUMMARY_FIELDS)}: expected {summary}, got {got}.",
+        )
         expect(
             "steps" not in by_id[summary["id"]],
             f"The catalog entry of {summary['id']} carries the runbook's steps: keep the catalog small, the steps are read one runbook at a time.",
@@ -207,7 +235,9 @@ def expect_no_runbook(host, runbook_id: str, when: str = "") -> None:
         if host_lost(exc):
             raise
         return
-    raise CheckFailed(f"There is no runbook {runbook_id!r}{when}, so reading {uri} must fail with a ResourceError; yours answered {text[:80]!r}.")
+    raise CheckFailed(
+        f"There is no runbook {runbook_id!r}{when}, so reading {uri} must fail with a ResourceError; yours answered {text[:80]!r}."
+    )
 
 
 def expect_reads_change_nothing(host, uris: list[tuple[str, str]]) -> None:
@@ -216,11 +246,19 @@ def expect_reads_change_nothing(host, uris: list[tuple[str, str]]) -> None:
     for uri, what in uris:
         first = read(host, uri, what)
         changes = len(journal(host)) - len(before)
-        expect(changes == 0, f"Reading {what} ({uri}) changed state ({changes} change(s) recorded): a resource read must be read-only.")
+        expect(
+            changes == 0,
+            f"Reading {what} ({uri}) changed state ({changes} change(s) recorded): a resource read must be read-only.",
+        )
         second = read(host, uri, what)
-        expect(first == second, f"Reading {what} ({uri}) twice gave different text: a resource read must be deterministic.")
+        expect(
+            first == second, f"Reading {what} ({uri}) twice gave different text: a resource read must be deterministic."
+        )
     after = journal(host)
-    expect(after == before, f"Reading resources changed state ({len(after) - len(before)} change(s) recorded): a resource read must be read-only.")
+    expect(
+        after == before,
+        f"Reading resources changed state ({len(after) - len(before)} change(s) recorded): a resource read must be read-only.",
+    )
 
 
 def shown_call(tool: str, arguments: dict[str, Any]) -> str:
@@ -258,7 +296,12 @@ def expect_not_found(host, tool: str, arguments: dict[str, Any]) -> None:
 # --- part B: the runbook capabilities, as resources ----------------------------------------------
 
 
-@checks.check("catalog_is_a_resource", points=2, title="the runbook catalog is a resource listing every runbook", mistake="publishes the catalog as a tool")
+@checks.check(
+    "catalog_is_a_resource",
+    points=2,
+    title="the runbook catalog is a resource listing every runbook",
+    mistake="publishes the catalog as a tool",
+)
 def catalog_is_a_resource(host) -> None:
     uris = [r.get("uri") for r in host.resources()]
     expect(CATALOG_URI in uris, f"resources/list must include the catalog {CATALOG_URI}; yours lists {uris}.")
@@ -267,10 +310,18 @@ def catalog_is_a_resource(host) -> None:
         expect_catalog(catalog_entries(host), CATALOG[:SMALL_SIZE], f" when the store holds {SMALL_SIZE}")
 
 
-@checks.check("runbook_template", points=2, title="one runbook is a resource addressed by a URI template", mistake="misses the resource template")
+@checks.check(
+    "runbook_template",
+    points=2,
+    title="one runbook is a resource addressed by a URI template",
+    mistake="misses the resource template",
+)
 def runbook_template(host) -> None:
     templates = [t.get("uriTemplate") for t in host.templates()]
-    expect(RUNBOOK_TEMPLATE in templates, f"resources/templates/list must include {RUNBOOK_TEMPLATE}; yours lists {templates}.")
+    expect(
+        RUNBOOK_TEMPLATE in templates,
+        f"resources/templates/list must include {RUNBOOK_TEMPLATE}; yours lists {templates}.",
+    )
     for runbook_id, want in RUNBOOKS.items():
         expect_runbook(host, runbook_id, want)
     for runbook_id in UNKNOWN_IDS:
@@ -279,12 +330,24 @@ def runbook_template(host) -> None:
         expect_no_runbook(host, "RB-3", f" when the store holds {SMALL_SIZE}")
 
 
-@checks.check("reads_change_nothing", points=2, title="reading resources is deterministic and changes no state", mistake="has side effects in resource reads")
+@checks.check(
+    "reads_change_nothing",
+    points=2,
+    title="reading resources is deterministic and changes no state",
+    mistake="has side effects in resource reads",
+)
 def reads_change_nothing(host) -> None:
-    expect_reads_change_nothing(host, [(CATALOG_URI, "the catalog")] + [(runbook_uri(i), f"runbook {i}") for i in READ_IDS])
+    expect_reads_change_nothing(
+        host, [(CATALOG_URI, "the catalog")] + [(runbook_uri(i), f"runbook {i}") for i in READ_IDS]
+    )
 
 
-@checks.check("empty_catalog_is_empty", points=2, title="an empty catalog is an empty result, not an error", mistake="reports empty results as errors")
+@checks.check(
+    "empty_catalog_is_empty",
+    points=2,
+    title="an empty catalog is an empty result, not an error",
+    mistake="reports empty results as errors",
+)
 def empty_catalog_is_empty(host) -> None:
     with catalog_size(host, 0):
         entries = catalog_entries(host)
@@ -294,12 +357,20 @@ def empty_catalog_is_empty(host) -> None:
 # --- part C: the alert capabilities, as tools ----------------------------------------------------
 
 
-@checks.check("tools_are_the_actions", points=2, title="exactly the actions that change state are tools", mistake="publishes read-only data as tools")
+@checks.check(
+    "tools_are_the_actions",
+    points=2,
+    title="exactly the actions that change state are tools",
+    mistake="publishes read-only data as tools",
+)
 def tools_are_the_actions(host) -> None:
     names = {tool["name"] for tool in host.tools()}
     missing = sorted(set(ACTIONS) - names)
     extra = sorted(names - set(ACTIONS))
-    expect(not missing, f"{', '.join(missing)} must be published as tools: they change state, so the model decides when to call them.")
+    expect(
+        not missing,
+        f"{', '.join(missing)} must be published as tools: they change state, so the model decides when to call them.",
+    )
     expect(
         not extra,
         f"{', '.join(extra)} should not be {'a tool' if len(extra) == 1 else 'tools'}: reading the catalog or a runbook "
@@ -307,7 +378,12 @@ def tools_are_the_actions(host) -> None:
     )
 
 
-@checks.check("actions_are_annotated", points=2, title="each action carries truthful annotations", mistake="annotations that do not match behaviour")
+@checks.check(
+    "actions_are_annotated",
+    points=2,
+    title="each action carries truthful annotations",
+    mistake="annotations that do not match behaviour",
+)
 def actions_are_annotated(host) -> None:
     tools = {tool["name"]: tool for tool in host.tools()}
     for name, hints in ACTIONS.items():
@@ -319,13 +395,20 @@ def actions_are_annotated(host) -> None:
         )
 
 
-@checks.check("actions_change_state", points=2, title="the actions do what they say: acknowledge once, note every time", mistake="actions that do not change state")
+@checks.check(
+    "actions_change_state",
+    points=2,
+    title="the actions do what they say: acknowledge once, note every time",
+    mistake="actions that do not change state",
+)
 def actions_change_state(host) -> None:
     person = f"oncall-{Path(host.state_dir).name}"  # new for every run, so a re-run in one kernel counts afresh
     changes: list[dict[str, Any]] = []
     for _ in range(2):
         changes += act(host, "acknowledge_alert", {"alert_id": ALERT, "by": person})
-    expect_changes(changes, "acknowledge", ALERT, 1, f"Acknowledging {ALERT} twice by the same person (it is idempotent)")
+    expect_changes(
+        changes, "acknowledge", ALERT, 1, f"Acknowledging {ALERT} twice by the same person (it is idempotent)"
+    )
     changes = []
     for _ in range(2):
         changes += act(host, "add_note", {"alert_id": ALERT, "text": "rolled back"})
@@ -380,7 +463,12 @@ def agent_answer(reader: CountingReader, kind: str, where: str, value: Any, want
     return sum(1 for r in gathered if r.get(where) == value) if kind == "count" else None
 
 
-@checks.check("catalog_answers_within_budget", points=3, title="an agent answers the team's questions from the catalog within the budget", mistake="makes the agent explore with tool calls")
+@checks.check(
+    "catalog_answers_within_budget",
+    points=3,
+    title="an agent answers the team's questions from the catalog within the budget",
+    mistake="makes the agent explore with tool calls",
+)
 def catalog_answers_within_budget(host) -> None:
     for question, kind, where, value, wanted, answer in QUESTIONS:
         reader = CountingReader(host)
@@ -388,7 +476,9 @@ def catalog_answers_within_budget(host) -> None:
             got = agent_answer(reader, kind, where, value, wanted)
         except CheckFailed as exc:
             raise CheckFailed(f"The agent could not work with your server: {exc}") from None
-        expect(got == answer, f"Asked {question!r}, the agent answered {got!r} from your server; the answer is {answer!r}.")
+        expect(
+            got == answer, f"Asked {question!r}, the agent answered {got!r} from your server; the answer is {answer!r}."
+        )
         expect(
             reader.requests <= BUDGET,
             f"Asked {question!r}, the agent needed {reader.requests} requests; the budget is {BUDGET} "

@@ -63,8 +63,11 @@ def expect_read_only(tool: dict[str, Any]) -> None:
     expect_hints(
         tool,
         READ_ONLY_HINTS,
-        lambda hint, value, said: f"{tool['name']} only reads, so it should say {hint}: {json.dumps(value)}; it says {json.dumps(said)}.",
+        lambda hint, value, said: (
+            f"{tool['name']} only reads, so it should say {hint}: {json.dumps(value)}; it says {json.dumps(said)}."
+        ),
     )
+
 
 # Claude Code's limits (Claude Code docs, MCP): a full tool name, a description loaded up front, the text of a
 # result (over it the result is saved to a file, and Claude must read the file back); the specification's page.
@@ -82,25 +85,121 @@ MAX_PAGES = 40
 QUESTIONS: dict[str, tuple[str, ...]] = {
     "rag pitfalls": ("rag-079", "rag-043", "rag-007"),
     "kubernetes helm": (
-        "k8s-095", "k8s-083", "k8s-071", "k8s-059", "k8s-047", "k8s-035", "k8s-023", "k8s-011",
-        "k8s-089", "k8s-077", "k8s-065", "k8s-053", "k8s-041", "k8s-029", "k8s-017", "k8s-005",
+        "k8s-095",
+        "k8s-083",
+        "k8s-071",
+        "k8s-059",
+        "k8s-047",
+        "k8s-035",
+        "k8s-023",
+        "k8s-011",
+        "k8s-089",
+        "k8s-077",
+        "k8s-065",
+        "k8s-053",
+        "k8s-041",
+        "k8s-029",
+        "k8s-017",
+        "k8s-005",
     ),
     # Matches every article: the unbounded result of the flawed server.
     "team": (
-        "k8s-095", "k8s-083", "k8s-071", "k8s-059", "k8s-047", "k8s-035", "k8s-023", "k8s-011",
-        "seo-094", "seo-082", "seo-070", "seo-058", "seo-046", "seo-034", "seo-022", "seo-010",
-        "spring-093", "spring-081", "spring-069", "spring-057", "spring-045", "spring-033", "spring-021", "spring-009",
-        "local-llm-092", "local-llm-080", "local-llm-068", "local-llm-056", "local-llm-044", "local-llm-032",
-        "local-llm-020", "local-llm-008",
-        "rag-091", "rag-079", "rag-067", "rag-055", "rag-043", "rag-031", "rag-019", "rag-007",
-        "mcp-090", "mcp-078", "mcp-066", "mcp-054", "mcp-042", "mcp-030", "mcp-018", "mcp-006",
-        "k8s-089", "k8s-077", "k8s-065", "k8s-053", "k8s-041", "k8s-029", "k8s-017", "k8s-005",
-        "seo-088", "seo-076", "seo-064", "seo-052", "seo-040", "seo-028", "seo-016", "seo-004",
-        "spring-087", "spring-075", "spring-063", "spring-051", "spring-039", "spring-027", "spring-015", "spring-003",
-        "local-llm-086", "local-llm-074", "local-llm-062", "local-llm-050", "local-llm-038", "local-llm-026",
-        "local-llm-014", "local-llm-002",
-        "rag-085", "rag-073", "rag-061", "rag-049", "rag-037", "rag-025", "rag-013", "rag-001",
-        "mcp-096", "mcp-084", "mcp-072", "mcp-060", "mcp-048", "mcp-036", "mcp-024", "mcp-012",
+        "k8s-095",
+        "k8s-083",
+        "k8s-071",
+        "k8s-059",
+        "k8s-047",
+        "k8s-035",
+        "k8s-023",
+        "k8s-011",
+        "seo-094",
+        "seo-082",
+        "seo-070",
+        "seo-058",
+        "seo-046",
+        "seo-034",
+        "seo-022",
+        "seo-010",
+        "spring-093",
+        "spring-081",
+        "spring-069",
+        "spring-057",
+        "spring-045",
+        "spring-033",
+        "spring-021",
+        "spring-009",
+        "local-llm-092",
+        "local-llm-080",
+        "local-llm-068",
+        "local-llm-056",
+        "local-llm-044",
+        "local-llm-032",
+        "local-llm-020",
+        "local-llm-008",
+        "rag-091",
+        "rag-079",
+        "rag-067",
+        "rag-055",
+        "rag-043",
+        "rag-031",
+        "rag-019",
+        "rag-007",
+        "mcp-090",
+        "mcp-078",
+        "mcp-066",
+        "mcp-054",
+        "mcp-042",
+        "mcp-030",
+        "mcp-018",
+        "mcp-006",
+        "k8s-089",
+        "k8s-077",
+        "k8s-065",
+        "k8s-053",
+        "k8s-041",
+        "k8s-029",
+        "k8s-017",
+        "k8s-005",
+        "seo-088",
+        "seo-076",
+        "seo-064",
+        "seo-052",
+        "seo-040",
+        "seo-028",
+        "seo-016",
+        "seo-004",
+        "spring-087",
+        "spring-075",
+        "spring-063",
+        "spring-051",
+        "spring-039",
+        "spring-027",
+        "spring-015",
+        "spring-003",
+        "local-llm-086",
+        "local-llm-074",
+        "local-llm-062",
+        "local-llm-050",
+        "local-llm-038",
+        "local-llm-026",
+        "local-llm-014",
+        "local-llm-002",
+        "rag-085",
+        "rag-073",
+        "rag-061",
+        "rag-049",
+        "rag-037",
+        "rag-025",
+        "rag-013",
+        "rag-001",
+        "mcp-096",
+        "mcp-084",
+        "mcp-072",
+        "mcp-060",
+        "mcp-048",
+        "mcp-036",
+        "mcp-024",
+        "mcp-012",
     ),
 }
 SECTIONS = ["Why it matters", "Setting it up", "What went wrong", "How to check it", "What I would do next"]
@@ -194,7 +293,9 @@ def outline_tool(tools: dict[str, Any]) -> str:
     for name in (OUTLINE, LONG_NAME):
         if name in tools:
             return name
-    raise CheckFailed(f"No tool gives an article's outline: the specification names it {OUTLINE}; your server lists {sorted(tools)}.")
+    raise CheckFailed(
+        f"No tool gives an article's outline: the specification names it {OUTLINE}; your server lists {sorted(tools)}."
+    )
 
 
 @contextmanager
@@ -245,7 +346,9 @@ def search_every_page(host, query: str) -> Search:
         page = data.get("nextPage")
         if page is None:
             return found
-    raise CheckFailed(f"{SEARCH}({query!r}) still had a nextPage after {MAX_PAGES} pages: the last page must say nextPage null.")
+    raise CheckFailed(
+        f"{SEARCH}({query!r}) still had a nextPage after {MAX_PAGES} pages: the last page must say nextPage null."
+    )
 
 
 def first_difference(got: list[Any], want: list[Any] | tuple[Any, ...]) -> int:
@@ -318,7 +421,9 @@ def gate(host) -> Gate:
 def same_answers(host, found: Gate) -> None:
     """The server still answers the questions the flawed version answers (its searches go to ``found``)."""
     tools = found.tools
-    expect(SEARCH in tools, f"Your server lists no {SEARCH} tool (it lists {sorted(tools)}); keep the tool the team uses.")
+    expect(
+        SEARCH in tools, f"Your server lists no {SEARCH} tool (it lists {sorted(tools)}); keep the tool the team uses."
+    )
     for query, want in QUESTIONS.items():
         search = found.searches[query] = search_every_page(host, query)
         expect_same_search(query, search.slugs, want)
@@ -404,14 +509,32 @@ def description_problems(tool: dict[str, Any], data_words: tuple[str, ...]) -> l
     when, result = first_match(WHEN_CLAUSES, lowered), first_match(RESULT_HINTS, lowered)
     undescribed = undescribed_parameters(tool)
     parts = [
-        ("what data", bool(words & set(data_words)), f"mentions {data_words[0]}" if words & set(data_words) else f"no mention of {data_words[0]}"),
-        ("when to call", when is not None, f'"{when}"' if when else 'no when-clause ("call it when...", "use it when...", "when the user...")'),
-        ("what to do with the result", result is not None, f'"{result}"' if result else 'no word on the result ("returns...", "an empty list means...", "next page")'),
-        ("how to phrase the input", not undescribed, "every parameter described" if not undescribed else f"no description for {', '.join(undescribed)}"),
+        (
+            "what data",
+            bool(words & set(data_words)),
+            f"mentions {data_words[0]}" if words & set(data_words) else f"no mention of {data_words[0]}",
+        ),
+        (
+            "when to call",
+            when is not None,
+            f'"{when}"' if when else 'no when-clause ("call it when...", "use it when...", "when the user...")',
+        ),
+        (
+            "what to do with the result",
+            result is not None,
+            f'"{result}"' if result else 'no word on the result ("returns...", "an empty list means...", "next page")',
+        ),
+        (
+            "how to phrase the input",
+            not undescribed,
+            "every parameter described" if not undescribed else f"no description for {', '.join(undescribed)}",
+        ),
     ]
     if not all(ok for _, ok, _ in parts):
         problems.append(
-            f"{name}: " + "; ".join(f"{label} {'✓' if ok else '✗'} ({why})" for label, ok, why in parts) + ". A description that "
+            f"{name}: "
+            + "; ".join(f"{label} {'✓' if ok else '✗'} ({why})" for label, ok, why in parts)
+            + ". A description that "
             "says what data, when to call, how to ask and what to do with the result keeps the model from answering from "
             "memory or falling back to built-ins like Grep."
         )
@@ -422,7 +545,9 @@ def require(problems: list[str]) -> None:
     expect(not problems, " ".join(problems))
 
 
-def expect_status(host, tool: str, arguments: dict[str, Any], category: str, retryable: bool, down: bool = False) -> None:
+def expect_status(
+    host, tool: str, arguments: dict[str, Any], category: str, retryable: bool, down: bool = False
+) -> None:
     """Calling ``tool`` is a failure the model can act on: isError with the taxonomy's errorCategory and isRetryable."""
     call = shown(tool, arguments) + (" while the search index is down" if down else "")
     try:
@@ -436,7 +561,7 @@ def expect_status(host, tool: str, arguments: dict[str, Any], category: str, ret
             raise
         raise CheckFailed(
             f"{call} raised a JSON-RPC protocol error ({exc.error.code}: {exc.error.message}). The model never sees it and "
-            "cannot tell \"no data\" from \"server broken\": catch the exception in the tool and return an isError result "
+            'cannot tell "no data" from "server broken": catch the exception in the tool and return an isError result '
             "with errorCategory and isRetryable."
         ) from None
     expect(is_error(result), f"{call} was expected to fail but came back with isError false.")
@@ -492,7 +617,10 @@ def page_problems(call: str, result: dict[str, Any]) -> list[dict[str, Any]]:
     expect(len(hits) <= PAGE_SIZE, f"{call} returns {len(hits)} articles on one page; the page size is {PAGE_SIZE}.")
     for hit in hits:
         extra = sorted(set(hit) & {"body", "sections"}) if isinstance(hit, dict) else []
-        expect(not extra, f"{call} returns each article's {' and '.join(extra)}; a hit is a snippet, not the article (Common mistakes › 4.5).")
+        expect(
+            not extra,
+            f"{call} returns each article's {' and '.join(extra)}; a hit is a snippet, not the article (Common mistakes › 4.5).",
+        )
         snippet = hit.get("snippet") if isinstance(hit, dict) else None
         expect(
             isinstance(snippet, str) and len(snippet) <= SNIPPET_CHARS + 2,
@@ -515,7 +643,12 @@ def expect_hit_fields(call: str, hit: dict[str, Any], want: dict[str, Any]) -> N
 # --- the checks --------------------------------------------------------------------------------------
 
 
-@checks.check("only_public_tools", points=2, title="tools/list publishes exactly the public tools", mistake="publishes a private tool")
+@checks.check(
+    "only_public_tools",
+    points=2,
+    title="tools/list publishes exactly the public tools",
+    mistake="publishes a private tool",
+)
 def only_public_tools(host) -> None:
     tools = gate(host).tools
     public = [SEARCH, outline_tool(tools)]
@@ -527,7 +660,10 @@ def only_public_tools(host) -> None:
     expect(not missing, f"Expected but not published: {', '.join(missing)}.")
     # Nothing else is published: no resource and no prompt (the private data moved there is published all the
     # same), and the private tool does not answer a call by name.
-    for kind, listed in (("resources/list", [r.get("uri") for r in host.resources()]), ("prompts/list", [p.get("name") for p in host.prompts()])):
+    for kind, listed in (
+        ("resources/list", [r.get("uri") for r in host.resources()]),
+        ("prompts/list", [p.get("name") for p in host.prompts()]),
+    ):
         expect(
             not listed,
             f"The server publishes exactly two tools and nothing else, but {kind} lists {', '.join(map(str, listed))}: "
@@ -536,12 +672,22 @@ def only_public_tools(host) -> None:
     expect_not_callable(host, PRIVATE_TOOL, {"days": 7})
 
 
-@checks.check("names_fit_in_plugin", points=2, title="every full tool name fits in 128 characters, plugin form included", mistake="tool name too long for Claude Code")
+@checks.check(
+    "names_fit_in_plugin",
+    points=2,
+    title="every full tool name fits in 128 characters, plugin form included",
+    mistake="tool name too long for Claude Code",
+)
 def names_fit_in_plugin(host) -> None:
     require([problem for name in gate(host).tools for problem in full_name_problems(name)])
 
 
-@checks.check("read_only_tools_say_so", points=2, title="search_articles declares readOnlyHint, destructiveHint and idempotentHint", mistake="read-only tools without annotations")
+@checks.check(
+    "read_only_tools_say_so",
+    points=2,
+    title="search_articles declares readOnlyHint, destructiveHint and idempotentHint",
+    mistake="read-only tools without annotations",
+)
 def read_only_tools_say_so(host) -> None:
     tool = gate(host).tools[SEARCH]
     require(annotation_problems(tool))
@@ -558,20 +704,35 @@ def descriptions_get_tools_called(host) -> None:
     require(description_problems(gate(host).tools[SEARCH], DATA_WORDS[SEARCH]))
 
 
-@checks.check("failures_are_statuses", points=3, title="failures come back as categorised isError results, not exceptions", mistake="exceptions instead of statuses")
+@checks.check(
+    "failures_are_statuses",
+    points=3,
+    title="failures come back as categorised isError results, not exceptions",
+    mistake="exceptions instead of statuses",
+)
 def failures_are_statuses(host) -> None:
     outline = outline_tool(gate(host).tools)
     for tool, arguments, category, retryable, down in FAILURES:
         expect_status(host, outline if tool == OUTLINE else tool, arguments, category, retryable, down)
 
 
-@checks.check("no_match_is_empty", points=2, title="a search that matches nothing is a valid empty result", mistake="reports empty results as errors")
+@checks.check(
+    "no_match_is_empty",
+    points=2,
+    title="a search that matches nothing is a valid empty result",
+    mistake="reports empty results as errors",
+)
 def no_match_is_empty(host) -> None:
     gate(host)
     expect_empty(host, NO_MATCH)
 
 
-@checks.check("results_fit_the_context", points=3, title="a broad search returns a page of snippets, not every article", mistake="unbounded results")
+@checks.check(
+    "results_fit_the_context",
+    points=3,
+    title="a broad search returns a page of snippets, not every article",
+    mistake="unbounded results",
+)
 def results_fit_the_context(host) -> None:
     found = gate(host)
     for query, number in PAGES:

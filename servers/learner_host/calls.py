@@ -93,5 +93,7 @@ def as_call_tool_result(value: Any, what: str) -> dict[str, Any]:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(result)"
-        raise LearnerCodeError(f"{what} returned something that is not a CallToolResult: {where}: {first['msg']}.") from None
+        raise LearnerCodeError(
+            f"{what} returned something that is not a CallToolResult: {where}: {first['msg']}."
+        ) from None
     return value

@@ -140,7 +140,10 @@ class Blog:
         return {
             "days": days,
             "clicks": 1375 * days,
-            "topQueries": [{"query": "mcp server pitfalls", "position": 3.2}, {"query": "local llm gpu", "position": 7.9}],
+            "topQueries": [
+                {"query": "mcp server pitfalls", "position": 3.2},
+                {"query": "local llm gpu", "position": 7.9},
+            ],
         }
 
 

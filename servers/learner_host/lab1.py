@@ -38,7 +38,9 @@ BUILDERS = (
     "empty_result",
 )
 
-HARNESS = types.ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+HARNESS = types.ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 PURE = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 
@@ -107,7 +109,9 @@ def lab1_specs(namespace: dict[str, Any]) -> list[ToolSpec]:
     def decide(args: Decide) -> dict[str, Any]:
         decision = as_json(call_learner(namespace, "decide", args.result, args.attempt, args.max_attempts), "decide")
         if not isinstance(decision, dict):
-            raise LearnerCodeError(f"decide returned a {type(decision).__name__}; it must return a dict with 'action' and 'reason'.")
+            raise LearnerCodeError(
+                f"decide returned a {type(decision).__name__}; it must return a dict with 'action' and 'reason'."
+            )
         return harness_result(f"decision: {decision.get('action')}", {"decision": decision})
 
     def recover(args: Recover) -> dict[str, Any]:

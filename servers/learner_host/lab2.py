@@ -67,15 +67,20 @@ def lab2_specs(namespace: dict[str, Any]) -> list[ToolSpec]:
     def expanded(args: ExpandValue) -> str:
         value = call_learner(namespace, "expand_value", args.text, dict(args.env), args.remote_field)
         if not isinstance(value, str):
-            raise LearnerCodeError(f"expand_value returned a {type(value).__name__}; it must return the expanded string.")
+            raise LearnerCodeError(
+                f"expand_value returned a {type(value).__name__}; it must return the expanded string."
+            )
         return value
 
     def resolved(args: ResolveServers) -> dict[str, Any]:
         servers = as_json(
-            call_learner(namespace, "resolve_servers", args.user, args.local, args.project, dict(args.env)), "resolve_servers"
+            call_learner(namespace, "resolve_servers", args.user, args.local, args.project, dict(args.env)),
+            "resolve_servers",
         )
         if not isinstance(servers, dict):
-            raise LearnerCodeError(f"resolve_servers returned a {type(servers).__name__}; it must return a dict name -> server.")
+            raise LearnerCodeError(
+                f"resolve_servers returned a {type(servers).__name__}; it must return a dict name -> server."
+            )
         return servers
 
     def expand_value(args: ExpandValue) -> dict[str, Any]:
@@ -101,9 +106,21 @@ def lab2_specs(namespace: dict[str, Any]) -> list[ToolSpec]:
     return [
         ToolSpec("expand_value", "The learner's ${VAR} expansion of one value.", ExpandValue, expand_value, PURE),
         ToolSpec("resolve_servers", "The learner's resolution of three scopes.", ResolveServers, resolve_servers, PURE),
-        ToolSpec("expand_values", "The learner's expansion of many values, one answer each.", ExpandMany,
-                 lambda args: each(args.cases, expanded), PURE),
-        ToolSpec("resolve_many", "The learner's resolution of many configurations, one answer each.", ResolveMany,
-                 lambda args: each(args.cases, resolved), PURE),
-        ToolSpec("authored_config", "The configuration the learner wrote for the scenario.", Nothing, authored_config, PURE),
+        ToolSpec(
+            "expand_values",
+            "The learner's expansion of many values, one answer each.",
+            ExpandMany,
+            lambda args: each(args.cases, expanded),
+            PURE,
+        ),
+        ToolSpec(
+            "resolve_many",
+            "The learner's resolution of many configurations, one answer each.",
+            ResolveMany,
+            lambda args: each(args.cases, resolved),
+            PURE,
+        ),
+        ToolSpec(
+            "authored_config", "The configuration the learner wrote for the scenario.", Nothing, authored_config, PURE
+        ),
     ]

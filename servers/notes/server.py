@@ -77,7 +77,9 @@ def field_of(data: Any, *names: str) -> Any:
 def client_of(params: Any) -> str:
     """Who is calling: the clientInfo of ``initialize``, or of the request's ``_meta`` (no handshake)."""
     meta = field_of(params, "_meta", "meta") or {}
-    info = field_of(params, "clientInfo", "client_info") or (meta.get(types.CLIENT_INFO_META_KEY) if isinstance(meta, Mapping) else None)
+    info = field_of(params, "clientInfo", "client_info") or (
+        meta.get(types.CLIENT_INFO_META_KEY) if isinstance(meta, Mapping) else None
+    )
     if info is None:
         return ""
     return f"{field_of(info, 'name') or '?'} {field_of(info, 'version') or ''}".strip()
@@ -119,8 +121,15 @@ class CallLog:
             "characters": chars,
             "ms": round((time.perf_counter() - started) * 1000, 1),
         }
-        log.info("call %s(%s) from %s: %s, %d characters, %.1f ms", record["tool"],
-                 json.dumps(record["arguments"], ensure_ascii=False), record["client"], outcome, chars, record["ms"])
+        log.info(
+            "call %s(%s) from %s: %s, %d characters, %.1f ms",
+            record["tool"],
+            json.dumps(record["arguments"], ensure_ascii=False),
+            record["client"],
+            outcome,
+            chars,
+            record["ms"],
+        )
         if self.path:
             try:
                 with self.path.open("a", encoding="utf-8") as out:
@@ -153,14 +162,18 @@ def build_server(notes: Notes | None = None, *, descriptions: str | None = None,
             said["add_note"],
             AddNote,
             lambda a: notes.add(a.text),
-            types.ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+            types.ToolAnnotations(
+                read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+            ),
         ),
         ToolSpec(
             "list_notes",
             said["list_notes"],
             ListNotes,
             lambda a: notes.list(a.contains),
-            types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+            types.ToolAnnotations(
+                read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+            ),
         ),
     ]
     server = build_mcp_server("notes", specs)

@@ -30,7 +30,9 @@ CHALLENGE_PAGE = (
     "<h1>Checking your browser before accessing the site.</h1>"
     "<p>Enable JavaScript and cookies to continue.</p></body></html>"
 )
-LOGIN_PAGE = "<!DOCTYPE html><html><head><title>Sign in</title></head><body><form method=post>Sign in</form></body></html>"
+LOGIN_PAGE = (
+    "<!DOCTYPE html><html><head><title>Sign in</title></head><body><form method=post>Sign in</form></body></html>"
+)
 
 
 @dataclass(frozen=True)
@@ -196,7 +198,13 @@ class Exchange:
             self.sent_body += message.get("body", b"")
         await self._send(message)
 
-    async def reply(self, code: int, content: bytes | dict, content_type: str = "application/json", extra: tuple[tuple[str, str], ...] = ()) -> None:
+    async def reply(
+        self,
+        code: int,
+        content: bytes | dict,
+        content_type: str = "application/json",
+        extra: tuple[tuple[str, str], ...] = (),
+    ) -> None:
         if isinstance(content, dict):
             content = json.dumps(content).encode()
         head = [(b"content-type", content_type.encode()), (b"content-length", str(len(content)).encode())]
@@ -303,7 +311,11 @@ class RemoteApp:
         mode = self.options.limiter
         if mode == "down-closed":
             ex.notes.append("limiter=down(fail-closed)")
-            data = {"error": "limiter_unavailable", "message": "The rate limiter's store is unreachable; requests are refused until it is back.", "retryAfterSeconds": 30}
+            data = {
+                "error": "limiter_unavailable",
+                "message": "The rate limiter's store is unreachable; requests are refused until it is back.",
+                "retryAfterSeconds": 30,
+            }
             await ex.reply(503, data, extra=(("retry-after", "30"),))
             return True
         if mode == "down-open":
@@ -339,13 +351,16 @@ class RemoteApp:
     async def oauth(self, ex: Exchange) -> bool:
         """OAuth's first step: the protected-resource metadata (RFC 9728), and 401 with ``WWW-Authenticate``."""
         if ex.path in (METADATA_PATH, METADATA_PATH + MCP_PATH):
-            await ex.reply(200, {
-                "resource": ex.base + MCP_PATH,
-                "authorization_servers": [ex.base],
-                "bearer_methods_supported": ["header"],
-                "scopes_supported": ["articles:read"],
-                "resource_name": "Remote course server",
-            })
+            await ex.reply(
+                200,
+                {
+                    "resource": ex.base + MCP_PATH,
+                    "authorization_servers": [ex.base],
+                    "bearer_methods_supported": ["header"],
+                    "scopes_supported": ["articles:read"],
+                    "resource_name": "Remote course server",
+                },
+            )
             return True
         token = self.options.token
         if token is None or ex.path != MCP_PATH:
@@ -357,7 +372,11 @@ class RemoteApp:
         if given:
             challenge += ', error="invalid_token"'
         ex.notes.append("auth=invalid" if given else "auth=missing")
-        await ex.reply(401, {"error": "unauthorized", "message": "Sign in: this server needs a bearer token."}, extra=(("www-authenticate", challenge),))
+        await ex.reply(
+            401,
+            {"error": "unauthorized", "message": "Sign in: this server needs a bearer token."},
+            extra=(("www-authenticate", challenge),),
+        )
         return True
 
     async def endpoint(self, ex: Exchange) -> bool:

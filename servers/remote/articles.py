@@ -93,4 +93,8 @@ def get_article(slug: str) -> dict[str, Any]:
     for article in published():
         if article.slug == slug:
             return {"status": "ok", "slug": article.slug, "title": article.title, "body": article.body}
-    return {"status": "not_found", "slug": slug, "message": f"No published article {slug!r}; search_articles lists what exists."}
+    return {
+        "status": "not_found",
+        "slug": slug,
+        "message": f"No published article {slug!r}; search_articles lists what exists.",
+    }

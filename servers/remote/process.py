@@ -31,21 +31,48 @@ def rate(text: str) -> tuple[int, float]:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m servers.remote", description="The remote course server (Streamable HTTP on 127.0.0.1).")
+    p = argparse.ArgumentParser(
+        prog="python -m servers.remote", description="The remote course server (Streamable HTTP on 127.0.0.1)."
+    )
     p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: a free one)")
     p.add_argument("--token", help="require Authorization: Bearer TOKEN; answer 401 with WWW-Authenticate otherwise")
     p.add_argument("--bot-check", action="store_true", help="a proxy's bot check: programs get a 403 HTML challenge")
     p.add_argument("--bot-check-exempt-mcp", action="store_true", help="the fix: the bot check lets /mcp through")
     p.add_argument("--cached-reply", action="store_true", help="a caching proxy replays the first POST /mcp reply")
-    p.add_argument("--framework-defaults", action="store_true", help="session cookie on every reply; POST without CSRF token -> 302 /login")
-    p.add_argument("--rate-limit", type=rate, metavar="N/SECONDS", help="at most N requests per SECONDS per client (429 + Retry-After)")
-    p.add_argument("--trusted-proxy", dest="trusted_proxies", action="append", default=[], metavar="IP", help="a peer whose forwarding headers are believed")
-    p.add_argument("--key-by-peer-only", action="store_true", help="the mistake: count every client as the peer (the proxy's IP)")
+    p.add_argument(
+        "--framework-defaults",
+        action="store_true",
+        help="session cookie on every reply; POST without CSRF token -> 302 /login",
+    )
+    p.add_argument(
+        "--rate-limit",
+        type=rate,
+        metavar="N/SECONDS",
+        help="at most N requests per SECONDS per client (429 + Retry-After)",
+    )
+    p.add_argument(
+        "--trusted-proxy",
+        dest="trusted_proxies",
+        action="append",
+        default=[],
+        metavar="IP",
+        help="a peer whose forwarding headers are believed",
+    )
+    p.add_argument(
+        "--key-by-peer-only", action="store_true", help="the mistake: count every client as the peer (the proxy's IP)"
+    )
     p.add_argument("--daily-cap", type=int, help="at most this many requests per day across all clients")
-    p.add_argument("--limiter", choices=LIMITER_MODES, default="up", help="the limiter's store: up, or down and failing open or closed")
+    p.add_argument(
+        "--limiter",
+        choices=LIMITER_MODES,
+        default="up",
+        help="the limiter's store: up, or down and failing open or closed",
+    )
     p.add_argument("--exit-after", type=int, help="exit after answering this many requests")
     p.add_argument("--instructions", help="the server's instructions (default: the built-in English text)")
-    p.add_argument("--stdio", action="store_true", help="serve over stdio instead (only --exit-after and --instructions apply)")
+    p.add_argument(
+        "--stdio", action="store_true", help="serve over stdio instead (only --exit-after and --instructions apply)"
+    )
     return p
 
 
@@ -60,7 +87,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     names = {f.name for f in fields(Options)}
     try:
-        options = Options(**{k: (tuple(v) if k == "trusted_proxies" else v) for k, v in vars(args).items() if k in names})
+        options = Options(
+            **{k: (tuple(v) if k == "trusted_proxies" else v) for k, v in vars(args).items() if k in names}
+        )
     except ValueError as exc:
         raise SystemExit(f"python -m servers.remote: {exc}") from None
     if args.stdio:
@@ -71,7 +100,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         sock.bind((HOST, args.port))
     except OSError as exc:
-        raise SystemExit(f"python -m servers.remote: cannot listen on {HOST}:{args.port}: {exc.strerror}. Choose another --port.") from None
+        raise SystemExit(
+            f"python -m servers.remote: cannot listen on {HOST}:{args.port}: {exc.strerror}. Choose another --port."
+        ) from None
     port = sock.getsockname()[1]
 
     def emit(line: str) -> None:
@@ -85,10 +116,17 @@ def main(argv: list[str] | None = None) -> None:
     from servers.remote.server import build_server
 
     server_holder: list[Server] = []
-    app = RemoteApp(options, server=build_server(args.instructions), emit=emit, on_exit=lambda: setattr(server_holder[0], "should_exit", True))
+    app = RemoteApp(
+        options,
+        server=build_server(args.instructions),
+        emit=emit,
+        on_exit=lambda: setattr(server_holder[0], "should_exit", True),
+    )
     # proxy_headers=False: uvicorn would otherwise rewrite the peer from X-Forwarded-For itself, and the
     # trusted-proxy rule in servers.remote.app is what the lesson shows.
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=1, proxy_headers=False)
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=1, proxy_headers=False
+    )
     server = Server(config)
     server_holder.append(server)
     try:
@@ -134,7 +172,16 @@ class Running:
 
     def start(self, timeout: float = 30.0) -> None:
         command = [sys.executable, "-m", "servers.remote", "--port", str(self.port), *self.options.to_args()]
-        process = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8", errors="replace")
+        process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+        )
         ready = threading.Event()
         found: list[str] = []
 

@@ -34,7 +34,9 @@ def build_server(instructions: str | None = None) -> MCPServer:
         ),
         annotations=READS,
     )
-    def search_articles(query: Annotated[str, Field(description="A few keywords, e.g. 'rate limit proxy'.")]) -> dict[str, Any]:
+    def search_articles(
+        query: Annotated[str, Field(description="A few keywords, e.g. 'rate limit proxy'.")],
+    ) -> dict[str, Any]:
         return articles.search_articles(query)
 
     @server.tool(
@@ -44,10 +46,14 @@ def build_server(instructions: str | None = None) -> MCPServer:
         ),
         annotations=READS,
     )
-    def get_article(slug: Annotated[str, Field(description="The article's slug, e.g. 'rate-limits'.")]) -> dict[str, Any]:
+    def get_article(
+        slug: Annotated[str, Field(description="The article's slug, e.g. 'rate-limits'.")],
+    ) -> dict[str, Any]:
         return articles.get_article(slug)
 
-    @server.resource(INDEX_URI, name="index", description="Every published article: slug and title.", mime_type="application/json")
+    @server.resource(
+        INDEX_URI, name="index", description="Every published article: slug and title.", mime_type="application/json"
+    )
     def index() -> str:
         return json.dumps([{"slug": a.slug, "title": a.title} for a in articles.published()])
 

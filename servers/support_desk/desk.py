@@ -48,8 +48,7 @@ class Desk(DeskState):
         if not self.reads_down:
             return None
         return transient_error(
-            "The orders database did not answer (timed out after 5 s); nothing was read. "
-            "Retry this call in a second.",
+            "The orders database did not answer (timed out after 5 s); nothing was read. Retry this call in a second.",
             retry_after_seconds=1.0,
             code="ORDERS_DB_UNAVAILABLE",
         )

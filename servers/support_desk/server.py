@@ -41,7 +41,9 @@ def desk_from_env(env: Mapping[str, str]) -> Desk:
         if reads_down not in ("0", "1"):
             raise ValueError(f"DESK_READS_DOWN={reads_down!r} is not 0 or 1")
     except ValueError as exc:
-        raise SystemExit(f"Bad desk fault-injection setting ({exc}); DESK_FAIL_FIRST and DESK_SEED are whole numbers, DESK_FAILURE_RATE a number from 0 to 1, DESK_READS_DOWN 0 or 1.") from None
+        raise SystemExit(
+            f"Bad desk fault-injection setting ({exc}); DESK_FAIL_FIRST and DESK_SEED are whole numbers, DESK_FAILURE_RATE a number from 0 to 1, DESK_READS_DOWN 0 or 1."
+        ) from None
     return Desk(Caller(role), gateway, reads_down=reads_down == "1")
 
 

@@ -28,7 +28,9 @@ class RefundOrder(BaseModel):
     reason: str = Field(description="Why the customer is refunded, for the audit log.")
 
 
-READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+READ_ONLY = types.ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 # A refund moves money through the payment gateway and cannot be undone; repeating it refunds twice.
 MOVES_MONEY = types.ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True

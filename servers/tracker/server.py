@@ -68,8 +68,12 @@ class SetStatus(BaseModel):
 
 
 READS = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-CREATES = types.ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-UPDATES = types.ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+CREATES = types.ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+UPDATES = types.ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 
 
 def tracker_from_env() -> Tracker:
@@ -113,18 +117,60 @@ def build_server(tracker: Tracker | None = None, *, cache_ttl_ms: int = 0):
         return result["structuredContent"]["issue"]["key"]
 
     tools = [
-        ToolSpec("list_issues", "List one page (20) of the current sprint's issue keys, without details. Use it when you must walk every issue key in order; for a whole-sprint overview read the resource tracker://sprints/current/issues instead. Returns keys and nextPage: call again with page=nextPage until it is null, then get_issue for each key you need.", ListIssues, lambda a: tracker.list_issues(a.page), READS),
-        ToolSpec("search_issues", "Find tracker issues whose title contains a word. Call it when the user names an issue by its title rather than its key. Returns snippets (key, title, status), 20 per page, with nextPage when there are more; an empty list means no title matches, a valid answer.", SearchIssues, lambda a: tracker.search_issues(a.query, a.page), READS),
-        ToolSpec("get_issue", "Get one tracker issue in full (status, priority, assignee, component, description) by key. Call it when you need an issue's details beyond the catalog. Returns the issue; an unknown key is a not_found result: tell the user the issue does not exist.", GetIssue, lambda a: tracker.get_issue(a.key), READS),
-        ToolSpec("create_issue", "Create a new tracker issue in the current sprint. Call it only when the user asks for a new issue; each call creates one more. Returns the new issue with its key: give the key to the user.", CreateIssue, announcing(lambda a: tracker.create_issue(a.title, a.component, a.priority), created_key), CREATES),
-        ToolSpec("set_status", "Set a tracker issue's status (todo, in_progress, in_review, done). Call it when the user asks to move an issue. Safe to repeat: setting the same status twice changes nothing. Returns the key and its new status.", SetStatus, announcing(lambda a: tracker.set_status(a.key, a.status), lambda a, _: a.key), UPDATES),
+        ToolSpec(
+            "list_issues",
+            "List one page (20) of the current sprint's issue keys, without details. Use it when you must walk every issue key in order; for a whole-sprint overview read the resource tracker://sprints/current/issues instead. Returns keys and nextPage: call again with page=nextPage until it is null, then get_issue for each key you need.",
+            ListIssues,
+            lambda a: tracker.list_issues(a.page),
+            READS,
+        ),
+        ToolSpec(
+            "search_issues",
+            "Find tracker issues whose title contains a word. Call it when the user names an issue by its title rather than its key. Returns snippets (key, title, status), 20 per page, with nextPage when there are more; an empty list means no title matches, a valid answer.",
+            SearchIssues,
+            lambda a: tracker.search_issues(a.query, a.page),
+            READS,
+        ),
+        ToolSpec(
+            "get_issue",
+            "Get one tracker issue in full (status, priority, assignee, component, description) by key. Call it when you need an issue's details beyond the catalog. Returns the issue; an unknown key is a not_found result: tell the user the issue does not exist.",
+            GetIssue,
+            lambda a: tracker.get_issue(a.key),
+            READS,
+        ),
+        ToolSpec(
+            "create_issue",
+            "Create a new tracker issue in the current sprint. Call it only when the user asks for a new issue; each call creates one more. Returns the new issue with its key: give the key to the user.",
+            CreateIssue,
+            announcing(lambda a: tracker.create_issue(a.title, a.component, a.priority), created_key),
+            CREATES,
+        ),
+        ToolSpec(
+            "set_status",
+            "Set a tracker issue's status (todo, in_progress, in_review, done). Call it when the user asks to move an issue. Safe to repeat: setting the same status twice changes nothing. Returns the key and its new status.",
+            SetStatus,
+            announcing(lambda a: tracker.set_status(a.key, a.status), lambda a, _: a.key),
+            UPDATES,
+        ),
     ]
     resources = [
-        ResourceSpec(CATALOG_URI, "current-sprint", "Every issue of the current sprint: key, title, status, assignee.", lambda: to_json(tracker.catalog())),
-        ResourceSpec(SCHEMA_URI, "schema", "The tracker's fields and their allowed values.", lambda: to_json(tracker.schema())),
+        ResourceSpec(
+            CATALOG_URI,
+            "current-sprint",
+            "Every issue of the current sprint: key, title, status, assignee.",
+            lambda: to_json(tracker.catalog()),
+        ),
+        ResourceSpec(
+            SCHEMA_URI, "schema", "The tracker's fields and their allowed values.", lambda: to_json(tracker.schema())
+        ),
     ]
     templates = [
-        TemplateSpec(ISSUE_TEMPLATE, "issue", "One issue in full, by key.", lambda v: to_json(i) if (i := tracker.issue(v["key"])) else None),
+        TemplateSpec(
+            ISSUE_TEMPLATE,
+            "issue",
+            "One issue in full, by key.",
+            lambda v: to_json(i) if (i := tracker.issue(v["key"])) else None,
+        ),
     ]
     prompts = [
         PromptSpec(
@@ -134,8 +180,14 @@ def build_server(tracker: Tracker | None = None, *, cache_ttl_ms: int = 0):
             lambda args: tracker.incident_prompt(args["issue_key"]),
         )
     ]
-    server = build_mcp_server("tracker", tools, resources=resources, templates=templates, prompts=prompts,
-                              instructions="A ticket tracker. The current sprint's catalog is the resource tracker://sprints/current/issues.")
+    server = build_mcp_server(
+        "tracker",
+        tools,
+        resources=resources,
+        templates=templates,
+        prompts=prompts,
+        instructions="A ticket tracker. The current sprint's catalog is the resource tracker://sprints/current/issues.",
+    )
     server.middleware.append(CountRequests(tracker))
     server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, ListenHandler(bus))
     if cache_ttl_ms:

@@ -27,7 +27,15 @@ PRIORITIES = ("low", "medium", "high", "urgent")
 COMPONENTS = ("api", "web", "billing", "auth", "search")
 ASSIGNEES = ("ana", "bram", "chen", "dara", "eli", "fay")
 VERBS = ("Fix", "Add", "Refactor", "Document", "Speed up", "Remove", "Test", "Migrate")
-OBJECTS = ("login form", "invoice export", "search index", "rate limiter", "user settings", "audit log", "webhook retries")
+OBJECTS = (
+    "login form",
+    "invoice export",
+    "search index",
+    "rate limiter",
+    "user settings",
+    "audit log",
+    "webhook retries",
+)
 PAGE_SIZE = 20
 MAX_ISSUES = 1000
 CATALOG_URI = "tracker://sprints/current/issues"
@@ -122,7 +130,11 @@ class Tracker:
         keys = [i.key for i in self.issues[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]]
         if not keys:
             return empty_result(
-                f"No issues on page {page} (the sprint has {len(self.issues)}).", key="keys", page=page, pages=pages, nextPage=None
+                f"No issues on page {page} (the sprint has {len(self.issues)}).",
+                key="keys",
+                page=page,
+                pages=pages,
+                nextPage=None,
             )
         more = f" Call again with page={page + 1} for more." if page < pages else ""
         return success_result(
@@ -133,12 +145,16 @@ class Tracker:
     def search_issues(self, query: str, page: int = 1) -> dict[str, Any]:
         """Snippets (key, title, status) of issues whose title contains ``query``, a page at a time."""
         if not query.strip():
-            return validation_error("The query is empty; give a word from the title.", field="query", reason="must not be empty")
+            return validation_error(
+                "The query is empty; give a word from the title.", field="query", reason="must not be empty"
+            )
         if page < 1:
             return validation_error(f"page must be 1 or more, got {page}.", field="page", reason="must be >= 1")
         found = [i.summary() for i in self.issues if query.lower() in i.title.lower()]
         if not found:
-            return empty_result(f"No issue title contains {query!r}. This is a valid answer, not a failure.", key="issues", total=0)
+            return empty_result(
+                f"No issue title contains {query!r}. This is a valid answer, not a failure.", key="issues", total=0
+            )
         pages = -(-len(found) // PAGE_SIZE)
         if page > pages:
             return empty_result(
@@ -161,9 +177,17 @@ class Tracker:
         if not title.strip():
             return validation_error("An issue needs a title.", field="title", reason="must not be empty")
         if component not in COMPONENTS:
-            return validation_error(f"Unknown component {component!r}; use one of {', '.join(COMPONENTS)}.", field="component", reason="unknown component")
+            return validation_error(
+                f"Unknown component {component!r}; use one of {', '.join(COMPONENTS)}.",
+                field="component",
+                reason="unknown component",
+            )
         if priority not in PRIORITIES:
-            return validation_error(f"Unknown priority {priority!r}; use one of {', '.join(PRIORITIES)}.", field="priority", reason="unknown priority")
+            return validation_error(
+                f"Unknown priority {priority!r}; use one of {', '.join(PRIORITIES)}.",
+                field="priority",
+                reason="unknown priority",
+            )
         issue = Issue(f"PROJ-{len(self.issues) + 1}", title.strip(), "todo", priority, "unassigned", component, "")
         self.issues.append(issue)
         self.writes += 1
@@ -171,7 +195,9 @@ class Tracker:
 
     def set_status(self, key: str, status: str) -> dict[str, Any]:
         if status not in STATUSES:
-            return validation_error(f"Unknown status {status!r}; use one of {', '.join(STATUSES)}.", field="status", reason="unknown status")
+            return validation_error(
+                f"Unknown status {status!r}; use one of {', '.join(STATUSES)}.", field="status", reason="unknown status"
+            )
         found = self._find(key)
         if found is None:
             return not_found_error(f"There is no issue {key}; nothing changed.", code="ISSUE_NOT_FOUND", key=key)

@@ -53,11 +53,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         server = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     except OSError as exc:
-        print(f"wiretap: cannot start {command[0]!r} ({exc.strerror or exc}); check the command after --.", file=sys.stderr)
+        print(
+            f"wiretap: cannot start {command[0]!r} ({exc.strerror or exc}); check the command after --.",
+            file=sys.stderr,
+        )
         return 127
     lock = threading.Lock()
     with open(log_path, "a", encoding="utf-8") as log:
-        upstream = threading.Thread(target=relay, args=(sys.stdin.buffer, server.stdin, "client", log, lock), daemon=True)
+        upstream = threading.Thread(
+            target=relay, args=(sys.stdin.buffer, server.stdin, "client", log, lock), daemon=True
+        )
         upstream.start()
         relay(server.stdout, sys.stdout.buffer, "server", log, lock)
         code = server.wait()

@@ -72,7 +72,9 @@ def free_port() -> int:
 class LabServer:
     """One ``jupyter lab`` on a folder: its own port, token, runtime, config and settings folders."""
 
-    def __init__(self, root: Path, extra_args: tuple[str, ...], env: dict[str, str] | None = None, wait: bool = True) -> None:
+    def __init__(
+        self, root: Path, extra_args: tuple[str, ...], env: dict[str, str] | None = None, wait: bool = True
+    ) -> None:
         """Start the server; with ``wait`` False, return at once and let ``ready()`` wait for it when it is needed."""
         self.root = Path(root)
         self.port = free_port()

@@ -86,7 +86,9 @@ def wait_all_run(page, timeout: float = RUN_TIMEOUT) -> None:
             f"(sel) => ({IDLE_JS})(sel) && ({ALL_RUN_JS})(sel)", arg=NOTEBOOK, timeout=timeout * 1000, polling=POLL
         )
     except Exception as error:  # a Playwright TimeoutError: say which cells did not run
-        raise AssertionError(f"Run All did not reach every code cell within {timeout} s; prompts: {prompts(page)}") from error
+        raise AssertionError(
+            f"Run All did not reach every code cell within {timeout} s; prompts: {prompts(page)}"
+        ) from error
 
 
 def finish_run(page, screenshot: str) -> None:

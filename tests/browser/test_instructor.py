@@ -26,7 +26,10 @@ from .labpage import REPO, shot, watch
 
 # nbgrader's submission view loads MathJax from a CDN; blocked here as offline, it logs these two errors.
 MATHJAX_CDN = "https://cdnjs.cloudflare.com/ajax/libs/mathjax/"
-MATHJAX_OFFLINE = (r"^console error: Failed to load resource: net::ERR_FAILED$", r"^page error: MathJax is not defined$")
+MATHJAX_OFFLINE = (
+    r"^console error: Failed to load resource: net::ERR_FAILED$",
+    r"^page error: MathJax is not defined$",
+)
 # Formgrader has filled in its tables, or (a submission view) its score boxes.
 LOADED = "() => window.models !== undefined && window.models.loaded === true"
 GRADES_LOADED = "() => window.formgrader !== undefined && formgrader.grades !== undefined && formgrader.grades.loaded"
@@ -133,14 +136,18 @@ def test_manage_assignments_lists_every_assignment_with_the_gradebooks_submissio
     names = column(page, "td.name")
     counts = dict(zip(names, column(page, "td.num-submissions")))
     assert counts == {name: str(a["submissions"]) for name, a in figures["assignments"].items()}
-    assert {"lab1_error_results", "lab2_scopes_expansion", "lab3_tools_resources", "lab4_server_integration"} <= set(names)
+    assert {"lab1_error_results", "lab2_scopes_expansion", "lab3_tools_resources", "lab4_server_integration"} <= set(
+        names
+    )
     assert figures["released"] == set(names), "the demo releases every assignment to its exchange"
     assert set(column(page, "td.status")) == {"released"}
     text = page.evaluate("document.body.textContent")
     assert "exchange directory" not in text and "does not exist" not in text, "the exchange-missing banner shows"
     page.close()
     console.check()
-    assert "not recognized by" not in server.log_text(), "the course's configuration sets an option nbgrader does not know"
+    assert "not recognized by" not in server.log_text(), (
+        "the course's configuration sets an option nbgrader does not know"
+    )
 
 
 def test_manage_students_names_every_student(formgrader, server, figures):
@@ -180,7 +187,11 @@ def test_a_submission_view_shows_a_fail_verdict_and_the_gradebooks_auto_scores(f
     submission = figures["submissions"][student, lab]
     assert check in submission["failed"]
     page, console = open_formgrader(
-        formgrader, server, f"/formgrader/submissions/{submission['notebook_id']}", *MATHJAX_OFFLINE, loaded=GRADES_LOADED
+        formgrader,
+        server,
+        f"/formgrader/submissions/{submission['notebook_id']}",
+        *MATHJAX_OFFLINE,
+        loaded=GRADES_LOADED,
     )
     page.locator(f"input.score#{check}").scroll_into_view_if_needed()
     shot(page, "instructor_formgrader_submission")
@@ -271,6 +282,8 @@ def test_the_report_shows_its_histograms_and_mistakes_and_no_machine_folder(offl
         scores = [s for (_, lab), s in figures["submissions"].items() if lab == name]
         image = offline.locator(f'img[alt="Score distribution of {name}"]')
         below, full = image.evaluate(PIXELS, [rgb(BAR), rgb(FULL_BAR)])
-        assert (below > 0, full > 0) == (any(s["score"] < s["max"] for s in scores), figures["full_marks"][name] > 0), name
+        assert (below > 0, full > 0) == (any(s["score"] < s["max"] for s in scores), figures["full_marks"][name] > 0), (
+            name
+        )
     for folder in {str(demo), str(demo.parent), str(REPO), str(Path.home())}:
         assert folder not in text, f"the report names the folder {folder}"

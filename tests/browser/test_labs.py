@@ -24,7 +24,11 @@ AHEAD = 0  # labs started while the tests work the current one (none: a lab is s
 def answer_cells(nb: dict) -> dict[str, int]:
     """grade id -> index among the code cells, for the answer cells."""
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
-    return {c["metadata"]["nbgrader"]["grade_id"]: i for i, c in enumerate(code) if c["metadata"].get("nbgrader", {}).get("solution")}
+    return {
+        c["metadata"]["nbgrader"]["grade_id"]: i
+        for i, c in enumerate(code)
+        if c["metadata"].get("nbgrader", {}).get("solution")
+    }
 
 
 def code_index(nb: dict, grade_id: str) -> int:
@@ -48,7 +52,9 @@ def lab1_wrong() -> str:
 
 def lab2_wrong() -> str:
     code = solution("lab2_scopes_expansion", "answer_expand").splitlines()
-    branch = next(i for i, line in enumerate(code) if line.strip() == "if remote_field and name in CREDENTIAL_VARIABLES:")
+    branch = next(
+        i for i, line in enumerate(code) if line.strip() == "if remote_field and name in CREDENTIAL_VARIABLES:"
+    )
     assert code[branch + 1].strip() == 'return ""'
     return "\n".join(code[:branch] + code[branch + 2 :])
 

@@ -8,9 +8,9 @@ import json
 import os
 import sys
 
+import mcp_types as types
 from pydantic import BaseModel
 
-import mcp_types as types
 from grader.taxonomy import success_result
 from servers.toolkit import ToolSpec, build_server, run_stdio
 
@@ -25,6 +25,14 @@ with open(sys.argv[1], "a", encoding="utf-8") as record:
 run_stdio(
     build_server(
         "recorder",
-        [ToolSpec("echo", "Answers ok.", Nothing, lambda _: success_result("ok", {}), types.ToolAnnotations(read_only_hint=True))],
+        [
+            ToolSpec(
+                "echo",
+                "Answers ok.",
+                Nothing,
+                lambda _: success_result("ok", {}),
+                types.ToolAnnotations(read_only_hint=True),
+            )
+        ],
     )
 )

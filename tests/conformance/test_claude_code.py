@@ -32,7 +32,10 @@ RECORDER = Path(__file__).with_name("recorder_server.py")
 
 
 def find_claude() -> str | None:
-    for candidate in (os.environ.get("CLAUDE_CODE_BIN"), REPO / "build" / "claude-code" / "node_modules" / ".bin" / "claude"):
+    for candidate in (
+        os.environ.get("CLAUDE_CODE_BIN"),
+        REPO / "build" / "claude-code" / "node_modules" / ".bin" / "claude",
+    ):
         if candidate and Path(candidate).exists():
             return str(candidate)
     return shutil.which("claude")
@@ -44,7 +47,9 @@ pytestmark = pytest.mark.skipif(CLAUDE is None, reason="Claude Code is not insta
 
 @pytest.fixture(scope="module", autouse=True)
 def pinned_version():
-    version = subprocess.run([CLAUDE, "--version"], check=False, capture_output=True, text=True, timeout=60).stdout.strip()
+    version = subprocess.run(
+        [CLAUDE, "--version"], check=False, capture_output=True, text=True, timeout=60
+    ).stdout.strip()
     if not version.startswith(CLAUDE_CODE_VERSION):
         pytest.skip(f"conformance is recorded against Claude Code {CLAUDE_CODE_VERSION}; found {version!r}")
 
@@ -66,7 +71,12 @@ class World:
         (self.home / ".claude" / "settings.json").write_text(json.dumps(value))
 
     def recorder(self, tag: str, *args: str, **extra) -> dict:
-        return {"type": "stdio", "command": sys.executable, "args": [str(RECORDER), str(self.records), tag, *args], **extra}
+        return {
+            "type": "stdio",
+            "command": sys.executable,
+            "args": [str(RECORDER), str(self.records), tag, *args],
+            **extra,
+        }
 
     def write(self, *, user: dict | None = None, local: dict | None = None, project: dict | None = None) -> None:
         claude_json = {"mcpServers": user or {}, "projects": {project_key(self.project): {"mcpServers": local or {}}}}
@@ -76,7 +86,9 @@ class World:
 
     def claude(self, *args: str) -> str:
         env = {"PATH": "/usr/bin:/bin", "HOME": str(self.home), **self.env}
-        done = subprocess.run([CLAUDE, *args], check=False, cwd=self.project, env=env, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [CLAUDE, *args], check=False, cwd=self.project, env=env, capture_output=True, text=True, timeout=120
+        )
         return done.stdout + done.stderr
 
     def resolve(self):
@@ -167,10 +179,16 @@ def test_the_conflict_warning_appears_exactly_when_the_resolver_warns(world):
 def test_each_claude_mcp_add_scope_writes_where_the_resolver_reads(world):
     world.write()
     for scope in ("local", "project", "user"):
-        output = world.claude("mcp", "add", "--scope", scope, "--transport", "stdio", f"s-{scope}", "--", sys.executable, str(RECORDER))
+        output = world.claude(
+            "mcp", "add", "--scope", scope, "--transport", "stdio", f"s-{scope}", "--", sys.executable, str(RECORDER)
+        )
         assert f"to {scope} config" in output
     servers = world.resolve().servers
-    assert {name: servers[name]["scope"] for name in servers} == {"s-local": "local", "s-project": "project", "s-user": "user"}
+    assert {name: servers[name]["scope"] for name in servers} == {
+        "s-local": "local",
+        "s-project": "project",
+        "s-user": "user",
+    }
 
 
 def test_the_local_scope_is_keyed_by_the_git_root_of_a_subfolder(world):
@@ -178,7 +196,14 @@ def test_the_local_scope_is_keyed_by_the_git_root_of_a_subfolder(world):
     sub = world.project / "src" / "pkg"
     sub.mkdir(parents=True)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(world.home)}
-    subprocess.run([CLAUDE, "mcp", "add", "deep", "--", "npx", "x"], check=False, cwd=sub, env=env, capture_output=True, timeout=120)
+    subprocess.run(
+        [CLAUDE, "mcp", "add", "deep", "--", "npx", "x"],
+        check=False,
+        cwd=sub,
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
     projects = json.loads((world.home / ".claude.json").read_text())["projects"]
     assert "deep" in projects[project_key(sub)]["mcpServers"]
     assert project_key(sub) == str(world.project.resolve())
@@ -245,8 +270,20 @@ FORMS = [
 
 
 def test_a_stdio_server_receives_exactly_the_arguments_and_environment_the_resolver_expands(world):
-    world.env = {"SETVAR": "hello", "EMPTY": "", "OTHER": "oth", "CLAUDE_CODE_OAUTH_TOKEN": "session", "ANTHROPIC_API_KEY": "sk-ant"}
-    world.write(project={"forms": world.recorder("forms", *FORMS, env={"E_SET": "${SETVAR}", "E_DEF": "${UNSET:-d}", "E_KEY": "${ANTHROPIC_API_KEY}"})})
+    world.env = {
+        "SETVAR": "hello",
+        "EMPTY": "",
+        "OTHER": "oth",
+        "CLAUDE_CODE_OAUTH_TOKEN": "session",
+        "ANTHROPIC_API_KEY": "sk-ant",
+    }
+    world.write(
+        project={
+            "forms": world.recorder(
+                "forms", *FORMS, env={"E_SET": "${SETVAR}", "E_DEF": "${UNSET:-d}", "E_KEY": "${ANTHROPIC_API_KEY}"}
+            )
+        }
+    )
     resolved = world.resolve().servers["forms"]
     world.claude("mcp", "list")
     started = world.started()["forms"]
@@ -256,7 +293,12 @@ def test_a_stdio_server_receives_exactly_the_arguments_and_environment_the_resol
 
 
 def test_a_remote_server_receives_exactly_the_headers_the_resolver_expands(world, listener):
-    world.env = {"ANTHROPIC_AUTH_TOKEN": "sk-ant-secret", "API_KEY": "k-123", "NPM_TOKEN": "npm-secret", "ANTHROPIC_BASE_URL": listener.url}
+    world.env = {
+        "ANTHROPIC_AUTH_TOKEN": "sk-ant-secret",
+        "API_KEY": "k-123",
+        "NPM_TOKEN": "npm-secret",
+        "ANTHROPIC_BASE_URL": listener.url,
+    }
     world.write(
         project={
             "remote": {
@@ -291,7 +333,9 @@ def test_claude_code_starts_every_server_of_the_repository_mcp_json(tmp_path, fo
     expected = set(resolve(home, REPO, {}).servers)
     assert expected == {"support-desk", "notes", "tracker"}
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
-    output = subprocess.run([CLAUDE, "mcp", "list"], check=False, cwd=REPO / folder, env=env, capture_output=True, text=True, timeout=120).stdout
+    output = subprocess.run(
+        [CLAUDE, "mcp", "list"], check=False, cwd=REPO / folder, env=env, capture_output=True, text=True, timeout=120
+    ).stdout
     for name in expected:
         line = next((line for line in output.splitlines() if line.startswith(f"{name}:")), "")
         assert "Connected" in line, output

@@ -76,9 +76,20 @@ def unreadable_folders(path: Path) -> list[Path]:
 def ensure_proxy() -> Path:
     if not PROXY.exists():
         if not shutil.which("npm"):
-            raise SetupFailed("npm is missing, so configurable-http-proxy cannot be installed: install Node.js 20 and npm.")
+            raise SetupFailed(
+                "npm is missing, so configurable-http-proxy cannot be installed: install Node.js 20 and npm."
+            )
         run(
-            ["npm", "install", "--prefix", str(PROXY_PREFIX), PROXY_PACKAGE, "--no-audit", "--no-fund", "--loglevel=error"],
+            [
+                "npm",
+                "install",
+                "--prefix",
+                str(PROXY_PREFIX),
+                PROXY_PACKAGE,
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+            ],
             f"installing {PROXY_PACKAGE}",
         )
     return PROXY
@@ -89,7 +100,9 @@ def ensure_venv() -> Path:
     python = HUB_VENV / "bin" / "python"
     if not python.exists():
         if not BASE_PYTHON.exists():
-            raise SetupFailed(f"{BASE_PYTHON} is missing: the hub's venv needs an interpreter every user can read (apt-get install python3.11-venv).")
+            raise SetupFailed(
+                f"{BASE_PYTHON} is missing: the hub's venv needs an interpreter every user can read (apt-get install python3.11-venv)."
+            )
         run([str(BASE_PYTHON), "-m", "venv", str(HUB_VENV)], f"creating the venv {HUB_VENV}")
         run([str(python), "-m", "pip", "install", "--quiet", "setuptools>=68", "wheel"], "installing setuptools")
     blocked = unreadable_folders(HUB_VENV)

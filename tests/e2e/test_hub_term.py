@@ -76,7 +76,11 @@ def tail(path: Path, lines: int = 80) -> str:
 
 
 def sha256_tree(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def require_machine() -> None:
@@ -127,7 +131,9 @@ class Term:
         home = self.base / "home" / name
         done = subprocess.run(
             [tool("useradd"), "--create-home", "--home-dir", str(home), "--shell", "/bin/bash", "--user-group", name],
-            capture_output=True, text=True, check=False,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if done.returncode != 0:
             pytest.fail(f"useradd could not create the system user {name}: {done.stderr.strip()}", pytrace=False)
@@ -189,7 +195,12 @@ class Term:
         with open(self.log, "wb") as log:
             self.process = subprocess.Popen(
                 [str(self.venv_bin / "jupyterhub"), "-f", str(config)],
-                cwd=self.state, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                cwd=self.state,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
             )
         self.wait_for("the hub to answer on /hub/api", lambda: self.call("GET", "/hub/api", auth=False)[0] == 200)
 
@@ -237,12 +248,17 @@ class Term:
             except (OSError, urllib.error.URLError):
                 pass  # not listening yet
             if time.monotonic() > deadline:
-                pytest.fail(f"Timed out after {timeout:.0f} s waiting for {what}.\nhub log:\n{tail(self.log)}", pytrace=False)
+                pytest.fail(
+                    f"Timed out after {timeout:.0f} s waiting for {what}.\nhub log:\n{tail(self.log)}", pytrace=False
+                )
             try:
                 self.process.wait(timeout=0.25)  # the pause between two polls, and a watch on the hub
             except subprocess.TimeoutExpired:
                 continue
-            pytest.fail(f"The hub exited ({self.process.returncode}) while waiting for {what}.\nhub log:\n{tail(self.log)}", pytrace=False)
+            pytest.fail(
+                f"The hub exited ({self.process.returncode}) while waiting for {what}.\nhub log:\n{tail(self.log)}",
+                pytrace=False,
+            )
 
     def call(self, method: str, path: str, body=None, auth: bool = True) -> tuple[int, object]:
         headers = {"Content-Type": "application/json"}
@@ -274,7 +290,9 @@ class Term:
         if action is None:
             answer = self.user_api(user, "GET", f"/assignments?course_id={urllib.parse.quote(COURSE_ID)}")
         else:
-            answer = self.user_api(user, "POST", f"/assignments/{action}", {"course_id": COURSE_ID, "assignment_id": LAB})
+            answer = self.user_api(
+                user, "POST", f"/assignments/{action}", {"course_id": COURSE_ID, "assignment_id": LAB}
+            )
         assert isinstance(answer, dict) and answer.get("success"), (
             f"nbgrader's assignment list ({action or 'list'}) failed for {user}: {answer}\nhub log:\n{tail(self.log)}"
         )
@@ -293,10 +311,23 @@ class Term:
 
     def as_user(self, user: str, *command: str, cwd: Path | None = None) -> str:
         """A command run as the user (runuser), with a clean environment and the venv first on PATH."""
-        env = ["env", "-i", f"HOME={self.home(user)}", f"USER={user}", f"LOGNAME={user}", f"PATH={self.venv_bin}:{SYSTEM_PATH}", "LANG=C.UTF-8"]
+        env = [
+            "env",
+            "-i",
+            f"HOME={self.home(user)}",
+            f"USER={user}",
+            f"LOGNAME={user}",
+            f"PATH={self.venv_bin}:{SYSTEM_PATH}",
+            "LANG=C.UTF-8",
+        ]
         done = subprocess.run(
             [tool("runuser"), "-u", user, "--", *env, *command],
-            cwd=cwd or self.course, capture_output=True, text=True, timeout=STEP_TIMEOUT, stdin=subprocess.DEVNULL, check=False,
+            cwd=cwd or self.course,
+            capture_output=True,
+            text=True,
+            timeout=STEP_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+            check=False,
         )
         assert done.returncode == 0, (
             f"`{' '.join(command)}` as {user} exited {done.returncode}\nstdout:\n{done.stdout[-4000:]}\nstderr:\n{done.stderr[-4000:]}"
@@ -383,7 +414,9 @@ def term():
         try:
             t.add_user(t.instructor)
             t.add_user(t.learner)
-            t.as_user(t.learner, str(python), "-c", "import jupyterhub", cwd=base)  # the venv is readable by the learner
+            t.as_user(
+                t.learner, str(python), "-c", "import jupyterhub", cwd=base
+            )  # the venv is readable by the learner
             t.write_course()
             t.write_learner_config()
             t.start_hub(t.write_hub_config())
@@ -405,9 +438,13 @@ def fill_in(released: dict, solution: dict) -> dict:
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
         if grade_id in answers and grade_id != LEFT_AS_RELEASED:
             code = answers[grade_id].splitlines()
-            cell["source"] = "\n".join(line for line in code if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+            cell["source"] = "\n".join(
+                line for line in code if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")
+            )
             filled += 1
-    assert filled == len(answers) - 1, f"the released {LAB} lacks answer cells of the source: filled {filled} of {len(answers) - 1}"
+    assert filled == len(answers) - 1, (
+        f"the released {LAB} lacks answer cells of the source: filled {filled} of {len(answers) - 1}"
+    )
     return released
 
 
@@ -421,7 +458,9 @@ def test_a_term_on_jupyterhub(term: Term) -> None:
     term.nbgrader("release_assignment", LAB)
     term.wait_for_server(learner)
     listed = term.assignments(learner)
-    assert any(a["assignment_id"] == LAB and a["status"] == "released" for a in listed), f"{LAB} is not listed as released: {listed}"
+    assert any(a["assignment_id"] == LAB and a["status"] == "released" for a in listed), (
+        f"{LAB} is not listed as released: {listed}"
+    )
 
     # 2. The learner fetches it, answers it in the server's contents API (as JupyterLab saves it) and submits it.
     fetched = [a for a in term.assignments(learner, "fetch") if a["assignment_id"] == LAB and a["status"] == "fetched"]
@@ -429,10 +468,19 @@ def test_a_term_on_jupyterhub(term: Term) -> None:
     path = urllib.parse.quote(fetched[0]["notebooks"][0]["path"])
     model = term.user_api(learner, "GET", f"/api/contents/{path}?content=1&type=notebook")
     solution = json.loads((LABS / "source" / LAB / f"{LAB}.ipynb").read_text(encoding="utf-8"))
-    term.user_api(learner, "PUT", f"/api/contents/{path}", {"type": "notebook", "format": "json", "content": fill_in(model["content"], solution)})
+    term.user_api(
+        learner,
+        "PUT",
+        f"/api/contents/{path}",
+        {"type": "notebook", "format": "json", "content": fill_in(model["content"], solution)},
+    )
     on_disk = term.home(learner) / fetched[0]["notebooks"][0]["path"]
-    assert on_disk.stat().st_uid == pwd.getpwnam(learner).pw_uid, "the learner's notebook was not written as the learner"
-    submitted = [a for a in term.assignments(learner, "submit") if a["assignment_id"] == LAB and a["status"] == "submitted"]
+    assert on_disk.stat().st_uid == pwd.getpwnam(learner).pw_uid, (
+        "the learner's notebook was not written as the learner"
+    )
+    submitted = [
+        a for a in term.assignments(learner, "submit") if a["assignment_id"] == LAB and a["status"] == "submitted"
+    ]
     assert submitted and submitted[0]["submissions"], f"{LAB} was not submitted: {submitted}"
 
     # 3. The instructor collects, autogrades what was collected (changing none of it), writes and releases feedback.
@@ -448,8 +496,12 @@ def test_a_term_on_jupyterhub(term: Term) -> None:
 
     # 4. The learner fetches the feedback: its score is the gradebook's.
     answer = term.assignments(learner, "fetch_feedback")
-    submissions = [s for a in answer if a["assignment_id"] == LAB and a["status"] == "submitted" for s in a["submissions"]]
-    assert submissions and submissions[-1].get("local_feedback_path"), f"no feedback was fetched: {answer}\nhub log:\n{tail(term.log)}"
+    submissions = [
+        s for a in answer if a["assignment_id"] == LAB and a["status"] == "submitted" for s in a["submissions"]
+    ]
+    assert submissions and submissions[-1].get("local_feedback_path"), (
+        f"no feedback was fetched: {answer}\nhub log:\n{tail(term.log)}"
+    )
     page_path = urllib.parse.quote(f"{submissions[-1]['local_feedback_path']}/{LAB}.html")
     page = term.user_api(learner, "GET", f"/api/contents/{page_path}?content=1&type=file&format=text")["content"]
     shown = re.search(rf"<h4>{LAB} \(Score: ([\d.]+) / ([\d.]+)\)</h4>", page)
@@ -467,9 +519,15 @@ def test_a_term_on_jupyterhub(term: Term) -> None:
         recorded = gb.find_submission(LAB, learner)
         recorded_score, recorded_max = recorded.score, recorded.max_score
 
-    assert (book_score, book_max) == pytest.approx((recorded_score, recorded_max)), f"the gradebook command and nbgrader disagree:\n{book}"
+    assert (book_score, book_max) == pytest.approx((recorded_score, recorded_max)), (
+        f"the gradebook command and nbgrader disagree:\n{book}"
+    )
     assert (feedback_score, feedback_max) == pytest.approx((round(recorded_score, 2), round(recorded_max, 2))), (
         f"the feedback shows {feedback_score}/{feedback_max}, the gradebook {recorded_score}/{recorded_max}"
     )
-    assert 0 < recorded_score < recorded_max, f"{LEFT_AS_RELEASED} was left unanswered, yet the score is {recorded_score}/{recorded_max}"
-    print(f"term on JupyterHub: {recorded_score:g}/{recorded_max:g} for {learner}, in {time.monotonic() - started:.0f} s")
+    assert 0 < recorded_score < recorded_max, (
+        f"{LEFT_AS_RELEASED} was left unanswered, yet the score is {recorded_score}/{recorded_max}"
+    )
+    print(
+        f"term on JupyterHub: {recorded_score:g}/{recorded_max:g} for {learner}, in {time.monotonic() - started:.0f} s"
+    )

@@ -136,7 +136,9 @@ def hosted(lab: str, code: str, *, reset: Callable[[], None] | None = None) -> I
             yield host
 
 
-def grade(lab: str, code: str, names: set[str] | None = None, *, reset: Callable[[], None] | None = None) -> dict[str, CheckResult]:
+def grade(
+    lab: str, code: str, names: set[str] | None = None, *, reset: Callable[[], None] | None = None
+) -> dict[str, CheckResult]:
     """The checks of ``lab`` (all, or ``names``), in order, over one session (``hosted``) with a host running ``code``."""
     checks = lab_checks(lab).checks
     with hosted(lab, code, reset=reset) as host:

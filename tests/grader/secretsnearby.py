@@ -20,7 +20,8 @@ def on_a_command_line(argument: str) -> Iterator[int]:
     """A process holding ``argument`` on its command line (as ``grader resolve --env K=V`` would); its pid."""
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys; print('ready', flush=True); sys.stdin.read()", argument],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
     )
     try:
         assert holder.stdout.readline() == b"ready\n"  # it runs, its command line in place

@@ -54,13 +54,20 @@ def submissions(tmp_path_factory) -> Path:
     return folder
 
 
-def autograde(course: Path, submissions: Path, *options: str, kill_after: str | None = None) -> subprocess.CompletedProcess:
+def autograde(
+    course: Path, submissions: Path, *options: str, kill_after: str | None = None
+) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != KILL_AFTER}
     if kill_after:
         env[KILL_AFTER] = kill_after
     return subprocess.run(
         [sys.executable, "-m", "grader", "autograde", str(submissions), "--course", str(course), *options],
-        check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
+        check=False,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 
@@ -150,8 +157,10 @@ def test_a_changed_submission_is_graded_again_and_the_rest_are_not(released, sub
     shutil.copytree(submissions, changed)
     assert autograde(course, changed, "--jobs", "2").returncode == 0
     # The student resubmits: the blank lab 4 replaced by the solution.
-    shutil.copy(changed / "solution" / "lab4_server_integration" / "lab4_server_integration.ipynb",
-                changed / "blank" / "lab4_server_integration" / "lab4_server_integration.ipynb")
+    shutil.copy(
+        changed / "solution" / "lab4_server_integration" / "lab4_server_integration.ipynb",
+        changed / "blank" / "lab4_server_integration" / "lab4_server_integration.ipynb",
+    )
     before = stamps(course / STORE)
 
     assert autograde(course, changed, "--jobs", "2").returncode == 0
@@ -200,7 +209,11 @@ def test_the_call_timeout_reaches_the_worker_processes(released, tmp_path) -> No
 )
 def test_a_bad_number_is_refused_saying_what_is_wanted(submissions, option: str, value: str, said: str) -> None:
     run = subprocess.run(
-        [sys.executable, "-m", "grader", "autograde", str(submissions), option, value], check=False, cwd=REPO, capture_output=True, text=True
+        [sys.executable, "-m", "grader", "autograde", str(submissions), option, value],
+        check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
     )
     assert run.returncode == 2
     assert said in run.stderr

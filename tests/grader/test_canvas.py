@@ -65,7 +65,9 @@ def test_the_second_row_gives_each_labs_points_possible(course, exported):
     assert rows[1] == ["Points Possible", "", "", "", "", f"{maxima[LAB1]:g}", f"{maxima[LAB3]:g}"]
     # the points of the released notebooks' graded cells
     released = [read_notebook(course.root / "release" / lab / f"{lab}.ipynb") for lab in (LAB1, LAB3)]
-    assert [float(v) for v in rows[1][5:]] == [sum(c.metadata.nbgrader["points"] for c in graded_cells(nb)) for nb in released]
+    assert [float(v) for v in rows[1][5:]] == [
+        sum(c.metadata.nbgrader["points"] for c in graded_cells(nb)) for nb in released
+    ]
 
 
 def test_each_student_is_named_last_first_and_matched_by_their_id(exported):
@@ -73,7 +75,13 @@ def test_each_student_is_named_last_first_and_matched_by_their_id(exported):
     people = {row[3]: row[:5] for row in rows[2:]}
     assert people == {
         "blank": ["blank", "", "blank", "blank", ""],  # no names in the gradebook: the id
-        "retries_business_error": ['de la Fontaine, "Jr.", Jean', "", "retries_business_error", "retries_business_error", ""],
+        "retries_business_error": [
+            'de la Fontaine, "Jr.", Jean',
+            "",
+            "retries_business_error",
+            "retries_business_error",
+            "",
+        ],
         "roster_only": ["Hopper, Grace", "", "roster_only", "roster_only", ""],
         "solution": ["Lovelace, Ada", "", "solution", "solution", ""],
     }
@@ -123,17 +131,26 @@ def test_a_course_without_a_gradebook_is_refused_with_what_to_do(tmp_path):
 
 
 def test_a_folder_or_a_place_that_cannot_be_written_is_refused_with_what_to_do(course, tmp_path):
-    with pytest.raises(PipelineError, match=r"is a folder\. Give the path of the Canvas CSV file to write, e\.g\. .*canvas\.csv"):
+    with pytest.raises(
+        PipelineError, match=r"is a folder\. Give the path of the Canvas CSV file to write, e\.g\. .*canvas\.csv"
+    ):
         export_canvas(course, tmp_path)
     (tmp_path / "a_file").write_text("")
-    with pytest.raises(PipelineError, match=r"Cannot write the Canvas grades to .*\. Give a file in a folder you can write to\."):
+    with pytest.raises(
+        PipelineError, match=r"Cannot write the Canvas grades to .*\. Give a file in a folder you can write to\."
+    ):
         export_canvas(course, tmp_path / "a_file" / "canvas.csv")
 
 
 def test_export_writes_the_canvas_file_beside_nbgraders_when_asked(course, exported, tmp_path, capfd):
-    code, out, _ = run_cli(capfd, "export", "--course", course.root, "--to", tmp_path / "grades.csv", "--canvas", tmp_path / "canvas.csv")
+    code, out, _ = run_cli(
+        capfd, "export", "--course", course.root, "--to", tmp_path / "grades.csv", "--canvas", tmp_path / "canvas.csv"
+    )
     assert code == 0
-    assert out.splitlines() == [f"grades written to {tmp_path / 'grades.csv'}", f"Canvas grades written to {tmp_path / 'canvas.csv'}"]
+    assert out.splitlines() == [
+        f"grades written to {tmp_path / 'grades.csv'}",
+        f"Canvas grades written to {tmp_path / 'canvas.csv'}",
+    ]
     assert (tmp_path / "canvas.csv").read_text(encoding="utf-8") == exported[0].read_text(encoding="utf-8")
 
 

@@ -127,7 +127,11 @@ def test_a_message_shows_no_folder_of_the_grading_machine() -> None:
 
     result = run_check(check_raising(CheckFailed(message)), session=object())
 
-    assert str(REPO) not in result.message and str(scratch) not in result.message and str(Path.home()) not in result.message
+    assert (
+        str(REPO) not in result.message
+        and str(scratch) not in result.message
+        and str(Path.home()) not in result.message
+    )
     assert "'<course>/servers/support_desk/nope.py'" in result.message
     assert "<scratch>/work/state/orders.json" in result.message
     assert "~/secrets" in result.message
@@ -139,12 +143,16 @@ def test_a_result_made_outside_run_check_is_cleaned_too() -> None:
     assert result.message == "The lab server did not start (<scratch>/stderr.log: <course>/grader)."
 
 
-@pytest.mark.parametrize("where", ["/srv/teaching", tempfile.gettempdir(), str(Path.home())], ids=["elsewhere", "temporary", "home"])
+@pytest.mark.parametrize(
+    "where", ["/srv/teaching", tempfile.gettempdir(), str(Path.home())], ids=["elsewhere", "temporary", "home"]
+)
 def test_the_course_folder_is_taken_out_of_each_verdict_nbgrader_records(where: str) -> None:
     course = Path(where) / "mcp-course-2026" / "course"
     step = TrustedChecks(course_root=str(course))
     result = CheckResult("a", 1, False, f"Your notebook {course}/submitted/ana/lab/lab.ipynb broke.")
-    assert step.shown("lab1_error_results", result).message == "Your notebook <course>/submitted/ana/lab/lab.ipynb broke."
+    assert (
+        step.shown("lab1_error_results", result).message == "Your notebook <course>/submitted/ana/lab/lab.ipynb broke."
+    )
 
 
 def test_lab_2s_feedback_names_a_configured_script_without_the_repository_path() -> None:

@@ -40,7 +40,9 @@ def test_decide_prints_the_decision_for_a_file(tmp_path: Path, capsys) -> None:
 
 
 def test_decide_reads_standard_input_given_a_dash(monkeypatch, capsys) -> None:
-    result = business_error("Too much.", code="REFUND_LIMIT_EXCEEDED", customer_message="Up to $500.", limit=500, requested=750)
+    result = business_error(
+        "Too much.", code="REFUND_LIMIT_EXCEEDED", customer_message="Up to $500.", limit=500, requested=750
+    )
     monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(result)))
 
     code = main(["decide", "-"])

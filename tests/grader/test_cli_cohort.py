@@ -46,10 +46,16 @@ class Week:
         home = self.root / "home" / student
         home.mkdir(parents=True, exist_ok=True)
         with inside(home):
-            return run_nbgrader([
-                *argv, "--course", COURSE_ID, f"--Exchange.root={self.exchange}",
-                f"--Exchange.cache={home / '.cache'}", f"--student={student}",
-            ])
+            return run_nbgrader(
+                [
+                    *argv,
+                    "--course",
+                    COURSE_ID,
+                    f"--Exchange.root={self.exchange}",
+                    f"--Exchange.cache={home / '.cache'}",
+                    f"--student={student}",
+                ]
+            )
 
     def home(self, student: str) -> Path:
         return self.root / "home" / student
@@ -64,7 +70,11 @@ def week(tmp_path_factory):
         (root / "roster.csv").write_text(ROSTER)
         imported = subprocess.run(
             [sys.executable, "-m", "nbgrader", "db", "student", "import", str(root / "roster.csv")],
-            check=False, capture_output=True, text=True, cwd=week.course.root, timeout=120,
+            check=False,
+            capture_output=True,
+            text=True,
+            cwd=week.course.root,
+            timeout=120,
             env={**os.environ, "PYTHONPATH": str(REPO)},
         )
         assert imported.returncode == 0, imported.stderr
@@ -74,7 +84,9 @@ def week(tmp_path_factory):
             week.learner(student, "fetch_assignment", LAB)
         solution = (SAMPLE_SUBMISSIONS / "solution" / LAB / f"{LAB}.ipynb").read_bytes()
         (week.home("alice") / LAB / f"{LAB}.ipynb").write_bytes(solution)
-        (week.home("carol") / LAB / f"{LAB}.ipynb").write_text('{"cells": [ saved half-way')  # bob hands in the release as is
+        (week.home("carol") / LAB / f"{LAB}.ipynb").write_text(
+            '{"cells": [ saved half-way'
+        )  # bob hands in the release as is
         for student in ("alice", "bob", "carol"):
             week.learner(student, "submit", LAB)
         week.instructor("collect", "collect", LAB)
@@ -172,11 +184,15 @@ def test_names_from_the_roster_reach_formgrader_the_gradebook_and_the_export(wee
     assert re.search(rf"^bob\s+{LAB}\s+0/\S+ \(0 %\)$", out, re.MULTILINE), out
     exported = {r["student_id"]: r for r in csv.DictReader(week.course.export(tmp_path / "grades.csv").open())}
     assert (exported["alice"]["first_name"], exported["alice"]["last_name"], exported["alice"]["email"]) == (
-        "Alice", "Liddell", "alice@example.org",
+        "Alice",
+        "Liddell",
+        "alice@example.org",
     )
 
 
-def test_feedback_of_a_submission_that_did_not_come_through_the_exchange_is_not_released_and_says_why(week, capfd, tmp_path):
+def test_feedback_of_a_submission_that_did_not_come_through_the_exchange_is_not_released_and_says_why(
+    week, capfd, tmp_path
+):
     course = tmp_path / "course"
     shutil.copytree(week.course.root, course)
     shutil.copytree(SAMPLE_SUBMISSIONS / "blank" / LAB, tmp_path / "subs" / "dan" / LAB)
@@ -204,4 +220,3 @@ def test_collect_from_an_exchange_that_holds_nothing_of_the_course_says_to_relea
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "The exchange holds nothing of the course 'mcp-claude-code'" in err
     assert f"python -m grader release {LAB} --exchange" in err
-

@@ -62,7 +62,9 @@ def demo(tmp_path_factory):
 def nbgrader(folder: Path, *argv: str) -> subprocess.CompletedProcess:
     """An nbgrader command run in ``folder``, as an instructor runs it there."""
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    return subprocess.run([BIN / "nbgrader", *argv], check=False, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [BIN / "nbgrader", *argv], check=False, cwd=folder, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 # --- the demo course's configuration, exchange and roster ----------------------------------------------------
@@ -170,7 +172,9 @@ def test_formgrader_in_the_demo_course_shows_its_submissions_named_students_and_
     assert WARNING not in "".join(log)
     assert set(assignments) == set(Course(work).labs())
     assert assignments[LAB1]["num_submissions"] == len(SAMPLES) and assignments[LAB1]["status"] == "released"
-    students = {s["id"]: (s["first_name"], s["last_name"]) for s in json.loads(get(f"{url}/formgrader/api/students", token))}
+    students = {
+        s["id"]: (s["first_name"], s["last_name"]) for s in json.loads(get(f"{url}/formgrader/api/students", token))
+    }
     assert students == demo_roster(SAMPLES)
     scores = {s["student"]: s["score"] for s in json.loads(get(f"{url}/formgrader/api/submissions/{LAB1}", token))}
     assert scores == {row["student"]: row["score"] for row in Course(work).gradebook() if row["lab"] == LAB1}

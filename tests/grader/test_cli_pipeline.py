@@ -17,12 +17,15 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from coursetests import MATRIX, copy_samples, new_course, run_cli
+
 from grader.pipeline import REPO
 
 LAB = "lab1_error_results"
-GOOD = {"solution": MATRIX[LAB]["samples"]["solution"]["score"], "retries_business_error": MATRIX[LAB]["samples"]["retries_business_error"]["score"]}
+GOOD = {
+    "solution": MATRIX[LAB]["samples"]["solution"]["score"],
+    "retries_business_error": MATRIX[LAB]["samples"]["retries_business_error"]["score"],
+}
 CORRUPT_TODO = "Restore it from a backup, or move it aside, release the labs again and autograde again."
 
 
@@ -42,7 +45,10 @@ def batch(tmp_path_factory):
     (subs / "bob" / LAB).mkdir(parents=True)
     run = subprocess.run(
         [sys.executable, "-m", "grader", "autograde", str(subs), "--course", str(course.root)],
-        capture_output=True, text=True, cwd=REPO, timeout=300,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
     )
     return course, subs, run
 
@@ -66,8 +72,14 @@ def test_notebooks_that_are_not_notebooks_are_named_and_the_good_ones_graded(bat
         line.startswith(f"not graded garbage/{LAB}: {LAB}.ipynb is not a readable Jupyter notebook") for line in lines
     ), lines
     assert f"not graded empty/{LAB}: {LAB}.ipynb is an empty file, not a readable Jupyter notebook." in run.stderr
-    assert "not graded ann/lab9_nothing: there is no lab named 'lab9_nothing': rename the folder ann/lab9_nothing to one of: " in run.stderr
-    assert f"not graded bob/{LAB}: its folder holds no notebook: put the student's {LAB}.ipynb in bob/{LAB}, then autograde again." in run.stderr
+    assert (
+        "not graded ann/lab9_nothing: there is no lab named 'lab9_nothing': rename the folder ann/lab9_nothing to one of: "
+        in run.stderr
+    )
+    assert (
+        f"not graded bob/{LAB}: its folder holds no notebook: put the student's {LAB}.ipynb in bob/{LAB}, then autograde again."
+        in run.stderr
+    )
     assert lines[-1] == (
         "2 submission(s) were graded and saved in the gradebook; 4 were not graded: "
         "fix or replace each as its line above says and run autograde again."
@@ -114,12 +126,17 @@ def test_an_unknown_lab_is_named_with_the_known_ones_before_anything_is_copied(b
     code, _, err = run_cli(capfd, "autograde", subs, "--lab", "lab9_nothing", "--course", course.root)
     assert code == 2
     assert_error_then_what_to_do(
-        err, "There is no lab named 'lab9_nothing'", LAB, todo="Check the spelling and run the command again with one of them."
+        err,
+        "There is no lab named 'lab9_nothing'",
+        LAB,
+        todo="Check the spelling and run the command again with one of them.",
     )
     assert sorted(p.name for p in (course.root / "submitted").iterdir()) == before
     code, _, err = run_cli(capfd, "release", "lab9_nothing", "--course", course.root)
     assert code == 2
-    assert_error_then_what_to_do(err, "'lab9_nothing'", todo="Check the spelling and run the command again with one of them.")
+    assert_error_then_what_to_do(
+        err, "'lab9_nothing'", todo="Check the spelling and run the command again with one of them."
+    )
 
 
 def test_a_lab_with_no_submission_in_the_folder_says_how_the_folder_should_look(batch, capfd):
@@ -146,7 +163,9 @@ def test_an_empty_submissions_folder_says_how_the_folder_should_look(tmp_path, c
 
 
 @pytest.mark.parametrize("command", ["autograde", "feedback", "export", "gradebook", "report", "release"])
-def test_a_corrupt_gradebook_stops_every_command_with_what_to_do_and_keeps_what_was_graded(batch, tmp_path, capfd, command):
+def test_a_corrupt_gradebook_stops_every_command_with_what_to_do_and_keeps_what_was_graded(
+    batch, tmp_path, capfd, command
+):
     course, subs, _ = batch
     copy = tmp_path / "course"
     shutil.copytree(course.root, copy)
@@ -186,10 +205,14 @@ def test_with_the_sandbox_required_autograde_grades_where_every_protection_is_in
     assert f"{GOOD['solution']:g}/" in out and "warning" not in err
 
 
-def test_with_a_protection_missing_autograde_warns_first_or_refuses_when_the_sandbox_is_required(batch, tmp_path, capfd, monkeypatch):
+def test_with_a_protection_missing_autograde_warns_first_or_refuses_when_the_sandbox_is_required(
+    batch, tmp_path, capfd, monkeypatch
+):
     from grader.engine import grading
 
-    monkeypatch.setattr(grading, "_isolation", {"protections": ["user", "files"], "missing": ["network", "processes"], "fallbacks": []})
+    monkeypatch.setattr(
+        grading, "_isolation", {"protections": ["user", "files"], "missing": ["network", "processes"], "fallbacks": []}
+    )
     course, subs, _ = batch
     copy = tmp_path / "course"
     shutil.copytree(course.root, copy)
@@ -198,13 +221,19 @@ def test_with_a_protection_missing_autograde_warns_first_or_refuses_when_the_san
     code, out, err = run_cli(capfd, "autograde", subs, "--course", copy, "--require-sandbox")
     assert code != 0 and out == ""
     assert_error_then_what_to_do(
-        err, "network isolation", "process isolation", todo="or leave out --require-sandbox to grade with what this machine allows."
+        err,
+        "network isolation",
+        "process isolation",
+        todo="or leave out --require-sandbox to grade with what this machine allows.",
     )
     assert (copy / "gradebook.db").read_bytes() == before  # nothing graded, nothing changed
     assert not (copy / "submitted").exists()  # nor copied
     code, out, err = run_cli(capfd, "autograde", subs, "--course", copy, "--lab", LAB)
     first = err.splitlines()[0]
-    assert first.startswith("grader: warning: learner code will run without these protections") and "network isolation" in first
+    assert (
+        first.startswith("grader: warning: learner code will run without these protections")
+        and "network isolation" in first
+    )
     assert f"{GOOD['solution']:g}/" in out
 
 
@@ -218,7 +247,11 @@ def test_autograde_writes_nothing_into_the_folder_it_is_run_from(tmp_path):
     here.mkdir()
     run = subprocess.run(
         [sys.executable, "-m", "grader", "autograde", str(subs), "--course", str(course.root), "--jobs", "1"],
-        capture_output=True, text=True, cwd=here, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        cwd=here,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert run.returncode == 0, run.stderr
     assert list(here.iterdir()) == []
@@ -236,7 +269,8 @@ def test_autograding_the_courses_own_submitted_folder_grades_it_and_changes_no_f
     def digests() -> dict[str, str]:
         return {
             str(path.relative_to(course.root)): hashlib.sha256(path.read_bytes()).hexdigest()
-            for path in sorted((course.root / "submitted").rglob("*")) if path.is_file()
+            for path in sorted((course.root / "submitted").rglob("*"))
+            if path.is_file()
         }
 
     before = digests()

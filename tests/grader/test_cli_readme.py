@@ -45,7 +45,13 @@ def runs(tmp_path_factory):
 
     def run(*argv, cwd: Path = REPO) -> subprocess.CompletedProcess:
         ran = subprocess.run(
-            [sys.executable, *map(str, argv)], check=False, capture_output=True, text=True, cwd=cwd, env=env, timeout=600
+            [sys.executable, *map(str, argv)],
+            check=False,
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env=env,
+            timeout=600,
         )
         done.append((argv, ran.returncode, ran.stdout, ran.stderr))
         return ran
@@ -60,10 +66,18 @@ def runs(tmp_path_factory):
         patch.setenv("JUPYTER_CONFIG_DIR", str(root / "jupyter-config"))
         home = root / "alice"
         home.mkdir()
-        learner = ["--course", COURSE_ID, f"--Exchange.root={exchange}", f"--Exchange.cache={home / 'cache'}", "--student=alice"]
+        learner = [
+            "--course",
+            COURSE_ID,
+            f"--Exchange.root={exchange}",
+            f"--Exchange.cache={home / 'cache'}",
+            "--student=alice",
+        ]
         with inside(home):
             run_nbgrader(["fetch_assignment", LAB, *learner])
-            (home / LAB / f"{LAB}.ipynb").write_bytes((SAMPLE_SUBMISSIONS / "solution" / LAB / f"{LAB}.ipynb").read_bytes())
+            (home / LAB / f"{LAB}.ipynb").write_bytes(
+                (SAMPLE_SUBMISSIONS / "solution" / LAB / f"{LAB}.ipynb").read_bytes()
+            )
             run_nbgrader(["submit", LAB, *learner])
     grader("collect", LAB)
     sandbox = [] if isolation()["missing"] else ["--require-sandbox"]

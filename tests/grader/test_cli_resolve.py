@@ -66,7 +66,9 @@ def assert_one_line_error(err: str, *fragments: str) -> None:
 def test_resolve_prints_servers_skipped_and_warnings_as_json(home: Path, project: Path, capsys) -> None:
     guide_example(home, project)
 
-    code, out, err = run(capsys, "--home", str(home), "--project", str(project), "--env", f"GITHUB_PERSONAL_ACCESS_TOKEN={SECRET}")
+    code, out, err = run(
+        capsys, "--home", str(home), "--project", str(project), "--env", f"GITHUB_PERSONAL_ACCESS_TOKEN={SECRET}"
+    )
 
     data = json.loads(out)
     assert code == 0 and err == ""
@@ -95,7 +97,9 @@ def test_env_pairs_set_variables_and_an_empty_value_counts_as_set(home: Path, pr
         },
     )
 
-    code, out, _ = run(capsys, "--home", str(home), "--project", str(project), "--env", "API_BASE_URL=", "--env", "API_KEY=a=b")
+    code, out, _ = run(
+        capsys, "--home", str(home), "--project", str(project), "--env", "API_BASE_URL=", "--env", "API_KEY=a=b"
+    )
 
     data = json.loads(out)
     assert code == 0
@@ -194,7 +198,16 @@ def test_readable_shows_every_reference_by_name_with_its_default_dropped(home: P
     assert "  header Authorization: Bearer ${TOKEN}\n" in out
     assert "  command: ${PY} ${SCRIPT} --db=${DB_URL}\n" in out
     assert "  env PASSWORD=${DB_PASSWORD}\n" in out
-    for resolved in ("resolved-base", SECRET, "/opt/resolved", "pg-password", "fallback.example.com", "anonymous", "hunter2", ":-"):
+    for resolved in (
+        "resolved-base",
+        SECRET,
+        "/opt/resolved",
+        "pg-password",
+        "fallback.example.com",
+        "anonymous",
+        "hunter2",
+        ":-",
+    ):
         assert resolved not in out
 
 
@@ -203,11 +216,15 @@ def test_readable_shows_a_scope_conflict_with_references_by_name(home: Path, pro
         home / ".claude.json",
         {
             "mcpServers": {"api": {"type": "http", "url": "${H:-http://localhost:1}/mcp"}},
-            "projects": {str(project.resolve()): {"mcpServers": {"api": {"type": "http", "url": "http://localhost:1/mcp"}}}},
+            "projects": {
+                str(project.resolve()): {"mcpServers": {"api": {"type": "http", "url": "http://localhost:1/mcp"}}}
+            },
         },
     )
 
-    code, out, _ = run(capsys, "--home", str(home), "--project", str(project), "--readable", "--env", "H=http://other.example:1")
+    code, out, _ = run(
+        capsys, "--home", str(home), "--project", str(project), "--readable", "--env", "H=http://other.example:1"
+    )
 
     assert code == 0
     assert (
@@ -241,7 +258,11 @@ def test_readable_shows_only_the_host_of_a_managed_server(home: Path, project: P
     # Claude Code docs, MCP › How references are shown in `/mcp` and CLI output: for a managedMcpServers server these views show only the URL's host.
     managed = write_json(
         tmp_path / "managed.json",
-        {"managedMcpServers": {"corp": {"type": "http", "url": "https://mcp.corp.example.com/tenants/${TENANT_ID}/mcp"}}},
+        {
+            "managedMcpServers": {
+                "corp": {"type": "http", "url": "https://mcp.corp.example.com/tenants/${TENANT_ID}/mcp"}
+            }
+        },
     )
 
     code, out, _ = run(capsys, "--home", str(home), "--project", str(project), "--managed", str(managed), "--readable")
@@ -280,9 +301,13 @@ def test_a_folder_that_is_not_a_folder_exits_2(home: Path, project: Path, tmp_pa
     assert_one_line_error(err, flag, "is not a folder")
 
 
-def test_plugins_and_connectors_are_given_on_the_command_line(home: Path, project: Path, tmp_path: Path, capsys) -> None:
+def test_plugins_and_connectors_are_given_on_the_command_line(
+    home: Path, project: Path, tmp_path: Path, capsys
+) -> None:
     plugin = tmp_path / "plugins" / "p"
-    write_json(plugin / "plugin.json", {"name": "my-plugin", "mcpServers": {"tools": {"command": "${CLAUDE_PLUGIN_ROOT}/run"}}})
+    write_json(
+        plugin / "plugin.json", {"name": "my-plugin", "mcpServers": {"tools": {"command": "${CLAUDE_PLUGIN_ROOT}/run"}}}
+    )
     gmail = {"type": "http", "url": "https://gmail.example.com/mcp"}
     connectors = write_json(tmp_path / "connectors.json", {"mcpServers": {"claude.ai Gmail": gmail}})
 

@@ -90,11 +90,15 @@ def test_the_jupyter_configuration_folders_are_read_and_the_course_folder_has_th
     assert course.course_id == "from-the-user-folder"
     assert course.timezone == "Europe/Berlin"
     assert course.settings.setting("LatePenalty", "points") == 1.5
-    assert set(course.settings.files) == {user / "nbgrader_config.py", extra / "nbgrader_config.json", tmp_path / "c" / "nbgrader_config.py"}
+    assert set(course.settings.files) == {
+        user / "nbgrader_config.py",
+        extra / "nbgrader_config.json",
+        tmp_path / "c" / "nbgrader_config.py",
+    }
 
 
 def test_the_engine_adds_its_steps_and_limits_on_top_and_keeps_the_courses_settings(tmp_path):
-    course = new_course(tmp_path / "c", 'c.LatePenalty.points = 2\nc.Autograde.create_student = False\n')
+    course = new_course(tmp_path / "c", "c.LatePenalty.points = 2\nc.Autograde.create_student = False\n")
     config = course.nbgrader_config(call_timeout=7, require_sandbox=True)
     assert config.TrustedChecks.call_timeout == 7 and config.TrustedChecks.require_isolation is True
     assert config.TrustedChecks.course_root == str(course.root)

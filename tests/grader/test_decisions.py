@@ -147,7 +147,9 @@ def test_a_permission_error_is_escalated_with_the_missing_scope_and_role() -> No
 
 def test_a_business_error_is_surfaced_with_its_customer_message_and_stopped() -> None:
     decision = decide(
-        business_error("Too much.", code="REFUND_LIMIT_EXCEEDED", customer_message="Up to $500 only.", limit=500, requested=750)
+        business_error(
+            "Too much.", code="REFUND_LIMIT_EXCEEDED", customer_message="Up to $500 only.", limit=500, requested=750
+        )
     )
 
     assert decision.action is Action.SURFACE_AND_STOP
@@ -156,7 +158,9 @@ def test_a_business_error_is_surfaced_with_its_customer_message_and_stopped() ->
 
 
 def test_business_error_is_never_retried_even_when_wrongly_marked_retryable() -> None:
-    result = business_error("Too much.", code="REFUND_LIMIT_EXCEEDED", customer_message="Up to $500.", limit=500, requested=750)
+    result = business_error(
+        "Too much.", code="REFUND_LIMIT_EXCEEDED", customer_message="Up to $500.", limit=500, requested=750
+    )
     result["structuredContent"]["isRetryable"] = True
 
     decision = decide(result, attempt=1, max_attempts=3)
@@ -166,7 +170,9 @@ def test_business_error_is_never_retried_even_when_wrongly_marked_retryable() ->
 
 
 def test_an_error_without_a_category_is_escalated_as_unclassified() -> None:
-    decision = decide({"isError": True, "content": [{"type": "text", "text": "Boom"}], "structuredContent": {"code": "X"}})
+    decision = decide(
+        {"isError": True, "content": [{"type": "text", "text": "Boom"}], "structuredContent": {"code": "X"}}
+    )
 
     assert decision.action is Action.ESCALATE
     assert decision.category is None

@@ -70,7 +70,21 @@ def test_a_dollar_name_without_braces_is_left_alone() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["${VAR-d}", "${VAR:=d}", "${VAR:+x}", "$VAR", "${1}", "${9X}", "${A.B}", "${ VAR }", "${SET-VAR}", "${}", "${", "${VAR", "$"],
+    [
+        "${VAR-d}",
+        "${VAR:=d}",
+        "${VAR:+x}",
+        "$VAR",
+        "${1}",
+        "${9X}",
+        "${A.B}",
+        "${ VAR }",
+        "${SET-VAR}",
+        "${}",
+        "${",
+        "${VAR",
+        "$",
+    ],
 )
 @pytest.mark.parametrize("env", [{}, {"VAR": "value", "A": "a", "SET": "s"}], ids=["unset", "set"])
 def test_other_shell_syntax_stays_literal_without_a_missing_warning(text: str, env: dict) -> None:
@@ -127,7 +141,10 @@ def test_credential_variables_read_as_empty_toward_a_remote_server_and_are_recor
     found = Expanded({})
 
     text = expand_text(
-        "Bearer ${ANTHROPIC_API_KEY:-fallback}", {"ANTHROPIC_API_KEY": "sk-ant-secret"}, blank_credentials=True, found=found
+        "Bearer ${ANTHROPIC_API_KEY:-fallback}",
+        {"ANTHROPIC_API_KEY": "sk-ant-secret"},
+        blank_credentials=True,
+        found=found,
     )
 
     assert text == "Bearer "
@@ -170,10 +187,20 @@ def test_expanding_twice_changes_nothing_when_values_and_defaults_hold_no_refere
     assert expand_text(once, env) == once
 
 
-@given(st.sampled_from(sorted(CREDENTIAL_VARIABLES)), ENVS, st.text(alphabet=st.characters(blacklist_characters="}"), max_size=10))
-def test_credential_names_are_always_blank_in_remote_fields_whatever_env_says(name: str, env: dict, default: str) -> None:
+@given(
+    st.sampled_from(sorted(CREDENTIAL_VARIABLES)),
+    ENVS,
+    st.text(alphabet=st.characters(blacklist_characters="}"), max_size=10),
+)
+def test_credential_names_are_always_blank_in_remote_fields_whatever_env_says(
+    name: str, env: dict, default: str
+) -> None:
     env = {**env, name: "leaked-secret-value"}
-    entry = {"type": "http", "url": f"https://mcp.example.com/${{{name}}}", "headers": {"X-Key": f"${{{name}:-{default}}}"}}
+    entry = {
+        "type": "http",
+        "url": f"https://mcp.example.com/${{{name}}}",
+        "headers": {"X-Key": f"${{{name}:-{default}}}"},
+    }
 
     result = expand_entry(entry, env, remote=True)
 
@@ -188,7 +215,9 @@ def test_credential_names_are_always_blank_in_remote_fields_whatever_env_says(na
 
 def test_the_provider_base_url_still_expands_in_a_remote_url() -> None:
     result = expand_entry(
-        {"type": "http", "url": "${ANTHROPIC_BASE_URL}/mcp"}, {"ANTHROPIC_BASE_URL": "https://gateway.example.com"}, remote=True
+        {"type": "http", "url": "${ANTHROPIC_BASE_URL}/mcp"},
+        {"ANTHROPIC_BASE_URL": "https://gateway.example.com"},
+        remote=True,
     )
 
     assert result.entry["url"] == "https://gateway.example.com/mcp"
@@ -209,7 +238,8 @@ def test_a_provider_base_url_carrying_a_password_never_reaches_the_remote_server
 
 
 @pytest.mark.parametrize(
-    "name", ["ANTHROPIC_BASE_URL", "ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL", "ANTHROPIC_FOUNDRY_BASE_URL"]
+    "name",
+    ["ANTHROPIC_BASE_URL", "ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL", "ANTHROPIC_FOUNDRY_BASE_URL"],
 )
 @pytest.mark.parametrize(
     "value,reaches",
@@ -221,7 +251,9 @@ def test_a_provider_base_url_carrying_a_password_never_reaches_the_remote_server
     ],
     ids=["plain", "path", "user-and-password", "user-only"],
 )
-def test_a_provider_base_url_reaches_a_remote_server_unless_it_carries_userinfo(name: str, value: str, reaches: bool) -> None:
+def test_a_provider_base_url_reaches_a_remote_server_unless_it_carries_userinfo(
+    name: str, value: str, reaches: bool
+) -> None:
     result = expand_entry({"type": "http", "url": f"${{{name}}}/mcp"}, {name: value}, remote=True)
 
     assert result.entry["url"] == (f"{value}/mcp" if reaches else "/mcp")
@@ -231,7 +263,9 @@ def test_a_provider_base_url_reaches_a_remote_server_unless_it_carries_userinfo(
 def test_a_provider_base_url_with_userinfo_still_expands_for_a_stdio_server() -> None:
     value = "http://user:pass@127.0.0.1:9"
 
-    result = expand_entry({"command": "run", "args": ["${ANTHROPIC_BASE_URL}"]}, {"ANTHROPIC_BASE_URL": value}, remote=False)
+    result = expand_entry(
+        {"command": "run", "args": ["${ANTHROPIC_BASE_URL}"]}, {"ANTHROPIC_BASE_URL": value}, remote=False
+    )
 
     assert result.entry["args"] == [value]
 
@@ -255,7 +289,11 @@ def test_the_docs_example_entry_expands_url_and_header() -> None:
 
     result = expand_entry(entry, {"API_KEY": "k"}, remote=True)
 
-    assert result.entry == {"type": "http", "url": "https://api.example.com/mcp", "headers": {"Authorization": "Bearer k"}}
+    assert result.entry == {
+        "type": "http",
+        "url": "https://api.example.com/mcp",
+        "headers": {"Authorization": "Bearer k"},
+    }
 
 
 def test_expand_entry_touches_only_command_args_env_values_url_and_header_values() -> None:
@@ -284,7 +322,9 @@ def test_expand_entry_touches_only_command_args_env_values_url_and_header_values
 
 def test_expand_entry_expands_remote_url_and_header_values_but_not_header_names() -> None:
     result = expand_entry(
-        {"type": "sse", "url": "https://${HOST}/sse", "headers": {"X-${V}": "${V}"}}, {"HOST": "h.example", "V": "v"}, remote=True
+        {"type": "sse", "url": "https://${HOST}/sse", "headers": {"X-${V}": "${V}"}},
+        {"HOST": "h.example", "V": "v"},
+        remote=True,
     )
 
     assert result.entry["url"] == "https://h.example/sse"

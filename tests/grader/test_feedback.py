@@ -39,7 +39,10 @@ def course(tmp_path_factory):
     for student in ("solution", FAILING):
         shutil.copytree(SAMPLE_SUBMISSIONS / student / LAB1, subs / student / LAB1)
     released = nbformat.read(course.root / "release" / QUIZ / f"{QUIZ}.ipynb", as_version=4)
-    letters = {q.id: ("ABCD"[("ABCD".index(q.answer) + 1) % 4] if q.id in QUIZ_WRONG else q.answer) for q in quiz(QUIZ).questions}
+    letters = {
+        q.id: ("ABCD"[("ABCD".index(q.answer) + 1) % 4] if q.id in QUIZ_WRONG else q.answer)
+        for q in quiz(QUIZ).questions
+    }
     (subs / "ann" / QUIZ).mkdir(parents=True)
     nbformat.write(answered(released, letters), subs / "ann" / QUIZ / f"{QUIZ}.ipynb")
     pairs = course.collect(subs)
@@ -128,9 +131,14 @@ def test_no_score_result_is_shown_under_a_verdict_and_the_gradebook_keeps_every_
     assert outputs and all(re.match(r"\[(PASS|FAIL)\] \w+ \(", o) for o in outputs)
     # The autograded notebook, which formgrader shows and scores from, keeps the results nbgrader scored.
     autograded = nbformat.read(course.root / "autograded" / FAILING / LAB1 / f"{LAB1}.ipynb", as_version=4)
-    results = {c.metadata.nbgrader["grade_id"]: [o for o in c.outputs if o.output_type == "execute_result"] for c in graded_cells(autograded)}
+    results = {
+        c.metadata.nbgrader["grade_id"]: [o for o in c.outputs if o.output_type == "execute_result"]
+        for c in graded_cells(autograded)
+    }
     scores = scores_in_gradebook(course, FAILING, LAB1)
-    assert {name: float(r[0].data["text/plain"]) for name, r in results.items()} == {n: s for n, (s, _) in scores.items()}
+    assert {name: float(r[0].data["text/plain"]) for name, r in results.items()} == {
+        n: s for n, (s, _) in scores.items()
+    }
 
 
 def test_a_quiz_page_names_each_question_and_marks_the_wrong_answers(course):
@@ -205,7 +213,11 @@ def test_in_chromium_offline_the_page_requests_nothing_logs_no_error_and_shows_f
         finally:
             browser.close()
     assert requested == [] and errors == []
-    assert seen["mark"].endswith("failed") and seen["colour"] != "rgb(0, 0, 0)" and seen["background"] != "rgba(0, 0, 0, 0)"
+    assert (
+        seen["mark"].endswith("failed")
+        and seen["colour"] != "rgb(0, 0, 0)"
+        and seen["background"] != "rgba(0, 0, 0, 0)"
+    )
     assert seen["padding"] >= 4
     assert seen["cut"] == 0
 
@@ -214,13 +226,25 @@ def test_in_chromium_offline_the_page_requests_nothing_logs_no_error_and_shows_f
 
 
 def test_a_verdict_is_told_from_the_score():
-    assert [status(1, 1), status(0, 2), status(1, 2), status(None, 1), status(2.0, 2)] == [PASSED, FAILED, PARTLY, UNSCORED, PASSED]
+    assert [status(1, 1), status(0, 2), status(1, 2), status(None, 1), status(2.0, 2)] == [
+        PASSED,
+        FAILED,
+        PARTLY,
+        UNSCORED,
+        PASSED,
+    ]
 
 
 def test_feedback_view_drops_only_a_graded_cells_result_and_names_it():
     nb = nbformat.v4.new_notebook()
     check = nbformat.v4.new_code_cell('lab.check("results_business")')
-    check.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "results_business", "points": 1, "score": 0.0}
+    check.metadata["nbgrader"] = {
+        "grade": True,
+        "solution": False,
+        "grade_id": "results_business",
+        "points": 1,
+        "score": 0.0,
+    }
     check.outputs = [
         nbformat.v4.new_output("stream", name="stdout", text="[FAIL] results_business (0/1): ...\n"),
         nbformat.v4.new_output("execute_result", data={"text/plain": "0.0"}, execution_count=1),
@@ -230,5 +254,8 @@ def test_feedback_view_drops_only_a_graded_cells_result_and_names_it():
     nb.cells = [check, plain]
     nb, _ = FeedbackView().preprocess(nb, {"nbgrader": {"assignment": LAB1}})
     assert [o.output_type for o in nb.cells[0].outputs] == ["stream"]
-    assert nb.cells[0].metadata["feedback"] == {"title": lab_checks(LAB1).checks["results_business"].title, "status": FAILED}
+    assert nb.cells[0].metadata["feedback"] == {
+        "title": lab_checks(LAB1).checks["results_business"].title,
+        "status": FAILED,
+    }
     assert [o.output_type for o in nb.cells[1].outputs] == ["execute_result"] and "feedback" not in nb.cells[1].metadata

@@ -28,15 +28,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import secretsnearby
+from coursetests import page_text
 from nbgrader.api import Gradebook
 
 from grader.course import COURSE_ID, graded_cells
+from grader.engine import supervisor
 from grader.labs import lab_checks
 from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course, Outcome
-from grader.engine import supervisor
-
-import secretsnearby
-from coursetests import page_text
 
 REPO = Path(__file__).resolve().parents[2]
 HOSTILE = REPO / "tests" / "hostile"
@@ -107,7 +106,10 @@ class Batch:
         nb = self.autograded(student, lab)
         if nb is None:
             return {}
-        return {cell.metadata.nbgrader["grade_id"]: "".join(o.get("text", "") for o in cell.outputs) for cell in graded_cells(nb)}
+        return {
+            cell.metadata.nbgrader["grade_id"]: "".join(o.get("text", "") for o in cell.outputs)
+            for cell in graded_cells(nb)
+        }
 
 
 @contextmanager
@@ -220,12 +222,17 @@ def test_the_gradebook_stays_a_sound_database_with_every_lab_worth_its_points(ba
 
 
 def test_graded_cells_the_learner_edited_or_retyped_are_restored_before_their_verdicts_are_written(batch) -> None:
-    edited = {c.metadata.nbgrader["grade_id"]: c for c in graded_cells(batch.autograded("edited_graded_cell", "lab1_error_results"))}
+    edited = {
+        c.metadata.nbgrader["grade_id"]: c
+        for c in graded_cells(batch.autograded("edited_graded_cell", "lab1_error_results"))
+    }
     cell = edited["decide_business_stops"]
     assert cell.source == 'lab.check("decide_business_stops")'
     assert cell.outputs[0]["text"].startswith("[FAIL] decide_business_stops (0/1)")
     retyped = batch.autograded("retyped_graded_cell", "lab1_error_results")
-    [cell] = [c for c in retyped.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "decide_not_found"]
+    [cell] = [
+        c for c in retyped.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "decide_not_found"
+    ]
     assert cell.cell_type == "code" and cell.source == 'lab.check("decide_not_found")'
 
 
@@ -253,7 +260,11 @@ def test_each_attack_on_the_answer_key_finds_it_outside_the_sandbox(case: Case) 
     notebook = read_notebook(HOSTILE / case.name / case.lab / f"{case.lab}.ipynb")
     namespace, load_error = load_learner_code(case.lab, answer_code(notebook))
     assert load_error is None
-    business = {"isError": True, "content": [], "structuredContent": {"errorCategory": "business", "isRetryable": False}}
+    business = {
+        "isError": True,
+        "content": [],
+        "structuredContent": {"errorCategory": "business", "isRetryable": False},
+    }
     assert namespace["decide"](business)["action"] == "surface_and_stop"
 
 

@@ -74,7 +74,11 @@ def test_the_notebooks_graded_cells_are_the_registry_in_order_with_its_points() 
     assert list(points) == ORDER == list(checks.checks)
     assert points == {name: checks[name].points for name in ORDER}
     nb = read_notebook(SOURCE)
-    sources = {cell.metadata.nbgrader["grade_id"]: cell.source for cell in nb.cells if cell.get("metadata", {}).get("nbgrader", {}).get("grade")}
+    sources = {
+        cell.metadata.nbgrader["grade_id"]: cell.source
+        for cell in nb.cells
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade")
+    }
     for name in ORDER:
         call = f'lab.hidden("{name}")' if checks[name].hidden else f'lab.check("{name}")'
         assert sources[name].splitlines()[-1] == call, sources[name]
@@ -101,7 +105,12 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     # part A: builders
     (
         "transient_not_marked_retryable",
-        (("""error_result("transient", message, code, True,""", """error_result("transient", message, code, False,"""),),
+        (
+            (
+                """error_result("transient", message, code, True,""",
+                """error_result("transient", message, code, False,""",
+            ),
+        ),
         {"results_transient", "results_unseen_arguments", "desk_transient", "desk_unseen_sessions"},
     ),
     (
@@ -116,7 +125,12 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "business_hardcodes_its_code",
-        (("""error_result("business", message, code, False,""", """error_result("business", message, "POLICY", False,"""),),
+        (
+            (
+                """error_result("business", message, code, False,""",
+                """error_result("business", message, "POLICY", False,""",
+            ),
+        ),
         {"results_business", "results_unseen_arguments"},
     ),
     (
@@ -136,17 +150,32 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "not_found_misspells_its_category",
-        (("""error_result("not_found", message, code, False)""", """error_result("not-found", message, code, False)"""),),
+        (
+            (
+                """error_result("not_found", message, code, False)""",
+                """error_result("not-found", message, code, False)""",
+            ),
+        ),
         {"results_not_found", "results_unseen_arguments", "desk_not_found", "desk_unseen_cases"},
     ),
     (
         "not_found_hardcodes_its_code",
-        (("""error_result("not_found", message, code, False)""", """error_result("not_found", message, "NOT_FOUND", False)"""),),
+        (
+            (
+                """error_result("not_found", message, code, False)""",
+                """error_result("not_found", message, "NOT_FOUND", False)""",
+            ),
+        ),
         {"results_not_found", "results_unseen_arguments"},
     ),
     (
         "empty_result_is_an_error",
-        (("""return {"isError": False, "content": [text_block(message)], "structuredContent": {key: []}}""", """return {"isError": True, "content": [text_block(message)], "structuredContent": {key: []}}"""),),
+        (
+            (
+                """return {"isError": False, "content": [text_block(message)], "structuredContent": {key: []}}""",
+                """return {"isError": True, "content": [text_block(message)], "structuredContent": {key: []}}""",
+            ),
+        ),
         {"results_empty", "results_unseen_arguments", "desk_empty_search", "desk_unseen_cases"},
     ),
     # part B: the desk
@@ -157,7 +186,12 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "empty_search_is_not_found",
-        (("""return empty_result(f"No orders match {customer_email}. This is a valid answer.", key="orders")""", """return not_found_error(f"No orders match {customer_email}.", "NO_ORDERS")"""),),
+        (
+            (
+                """return empty_result(f"No orders match {customer_email}. This is a valid answer.", key="orders")""",
+                """return not_found_error(f"No orders match {customer_email}.", "NO_ORDERS")""",
+            ),
+        ),
         {"desk_empty_search", "desk_unseen_cases"},
     ),
     (
@@ -172,7 +206,12 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "unknown_order_is_a_validation_error",
-        (("""return not_found_error(f"There is no order {order_id}; check the id with the customer.", "ORDER_NOT_FOUND")""", """return validation_error(f"There is no order {order_id}; check the id.", "order_id", "no such order")"""),),
+        (
+            (
+                """return not_found_error(f"There is no order {order_id}; check the id with the customer.", "ORDER_NOT_FOUND")""",
+                """return validation_error(f"There is no order {order_id}; check the id.", "order_id", "no such order")""",
+            ),
+        ),
         {"desk_not_found", "desk_unseen_cases"},
     ),
     (
@@ -207,12 +246,22 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "validation_field_in_camel_case",
-        (("""validation_error(f"{customer_email!r} is not an e-mail address.", "customer_email",""", """validation_error(f"{customer_email!r} is not an e-mail address.", "customerEmail","""),),
+        (
+            (
+                """validation_error(f"{customer_email!r} is not an e-mail address.", "customer_email",""",
+                """validation_error(f"{customer_email!r} is not an e-mail address.", "customerEmail",""",
+            ),
+        ),
         {"desk_validation", "desk_unseen_cases"},
     ),
     (
         "gateway_exception_text_as_success",
-        (("""return transient_error(f"The payment gateway is unavailable ({exc}); nothing moved. Retry shortly.", retry_after_seconds=2.0, code="GATEWAY_UNAVAILABLE")""", """return success_result(str(exc), {"message": str(exc)})"""),),
+        (
+            (
+                """return transient_error(f"The payment gateway is unavailable ({exc}); nothing moved. Retry shortly.", retry_after_seconds=2.0, code="GATEWAY_UNAVAILABLE")""",
+                """return success_result(str(exc), {"message": str(exc)})""",
+            ),
+        ),
         {"desk_transient", "desk_unseen_sessions"},
     ),
     (
@@ -224,14 +273,25 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     (
         "refund_recorded_before_the_gateway_answers",
         (
-            ("""    try:\n        refund_id = desk.gateway.refund(""", """    desk.refunded_usd[order_id] = desk.refunded_usd.get(order_id, 0.0) + amount_usd\n    try:\n        refund_id = desk.gateway.refund("""),
-            ("""    desk.refunded_usd[order_id] = desk.refunded_usd.get(order_id, 0.0) + amount_usd\n    return success_result(""", """    return success_result("""),
+            (
+                """    try:\n        refund_id = desk.gateway.refund(""",
+                """    desk.refunded_usd[order_id] = desk.refunded_usd.get(order_id, 0.0) + amount_usd\n    try:\n        refund_id = desk.gateway.refund(""",
+            ),
+            (
+                """    desk.refunded_usd[order_id] = desk.refunded_usd.get(order_id, 0.0) + amount_usd\n    return success_result(""",
+                """    return success_result(""",
+            ),
         ),
         {"desk_transient", "desk_unseen_sessions"},
     ),
     (
         "order_success_without_text",
-        (("""return success_result(f"Order {order_id}: ${order['totalUsd']:.2f}, {order['status']}.",""", """return success_result("","""),),
+        (
+            (
+                """return success_result(f"Order {order_id}: ${order['totalUsd']:.2f}, {order['status']}.",""",
+                """return success_result("",""",
+            ),
+        ),
         {"desk_success", "desk_unseen_cases", "desk_unseen_sessions"},
     ),
     (
@@ -242,25 +302,60 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     # part C: decide
     (
         "empty_answers_count_as_plain_success",
-        (("""        if empty:\n            return {"action": "empty_result", "reason": "Not an error, and nothing matched: a valid empty answer."}\n""", ""),),
+        (
+            (
+                """        if empty:\n            return {"action": "empty_result", "reason": "Not an error, and nothing matched: a valid empty answer."}\n""",
+                "",
+            ),
+        ),
         {"decide_success_and_empty", "decide_unseen_results"},
     ),
     (
         "not_found_is_escalated",
-        (("""return {"action": "empty_result", "reason": "A valid request that matched nothing."}""", """return {"action": "escalate", "reason": "The order was not found."}"""),),
+        (
+            (
+                """return {"action": "empty_result", "reason": "A valid request that matched nothing."}""",
+                """return {"action": "escalate", "reason": "The order was not found."}""",
+            ),
+        ),
         {"decide_not_found", "decide_unseen_results", "recover_unseen_runs"},
     ),
     (
         "retry_cap_hardcoded_to_three",
-        (("""if sc.get("isRetryable") is True and attempt < max_attempts:""", """if sc.get("isRetryable") is True and attempt < 3:"""),),
+        (
+            (
+                """if sc.get("isRetryable") is True and attempt < max_attempts:""",
+                """if sc.get("isRetryable") is True and attempt < 3:""",
+            ),
+        ),
         # recover() uses decide(), so its cap is three whatever max_attempts says.
-        {"decide_transient_retry_cap", "decide_unseen_budgets", "recover_backoff", "recover_cap_and_failover", "recover_envelope", "recover_unseen_runs", "recover_unseen_escalations"},
+        {
+            "decide_transient_retry_cap",
+            "decide_unseen_budgets",
+            "recover_backoff",
+            "recover_cap_and_failover",
+            "recover_envelope",
+            "recover_unseen_runs",
+            "recover_unseen_escalations",
+        },
     ),
     (
         "retry_cap_off_by_one",
-        (("""if sc.get("isRetryable") is True and attempt < max_attempts:""", """if sc.get("isRetryable") is True and attempt <= max_attempts:"""),),
+        (
+            (
+                """if sc.get("isRetryable") is True and attempt < max_attempts:""",
+                """if sc.get("isRetryable") is True and attempt <= max_attempts:""",
+            ),
+        ),
         # recover() uses decide(), so its retry cap is off by one too.
-        {"decide_transient_retry_cap", "decide_unseen_budgets", "recover_cap_and_failover", "recover_envelope", "recover_unseen_runs", "recover_unseen_escalations"},
+        {
+            "decide_transient_retry_cap",
+            "decide_unseen_budgets",
+            "recover_cap_and_failover",
+            "recover_envelope",
+            "recover_unseen_runs",
+            "recover_unseen_escalations",
+        },
     ),
     (
         "transient_retried_whatever_is_retryable_says",
@@ -269,45 +364,85 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "validation_escalated_instead_of_replanned",
-        (("""return {"action": "replan", "reason": "Fix the input; never replay the same call."}""", """return {"action": "escalate", "reason": "The input was invalid."}"""),),
+        (
+            (
+                """return {"action": "replan", "reason": "Fix the input; never replay the same call."}""",
+                """return {"action": "escalate", "reason": "The input was invalid."}""",
+            ),
+        ),
         {"decide_validation_replans", "decide_unseen_results"},
     ),
     (
         "validation_replayed",
-        (("""    if category == "transient":\n""", """    if category == "validation" and attempt < max_attempts:\n        return {"action": "retry", "reason": "Try the same call again."}\n    if category == "transient":\n"""),),
+        (
+            (
+                """    if category == "transient":\n""",
+                """    if category == "validation" and attempt < max_attempts:\n        return {"action": "retry", "reason": "Try the same call again."}\n    if category == "transient":\n""",
+            ),
+        ),
         # recover() uses decide(), so it replays the validation error too.
         {"decide_validation_replans", "decide_unseen_results", "recover_no_replay_validation"},
     ),
     (
         "permission_retried",
-        (("""    if category == "permission":\n        return {"action": "escalate",""", """    if category == "permission" and attempt < max_attempts:\n        return {"action": "retry","""),),
+        (
+            (
+                """    if category == "permission":\n        return {"action": "escalate",""",
+                """    if category == "permission" and attempt < max_attempts:\n        return {"action": "retry",""",
+            ),
+        ),
         {"decide_permission_escalates", "decide_unseen_results", "recover_unseen_escalations"},
     ),
     (
         "business_trusts_is_retryable",
-        (("""    if category == "business":\n""", """    if category == "business" and sc.get("isRetryable") is not True:\n"""),),
+        (
+            (
+                """    if category == "business":\n""",
+                """    if category == "business" and sc.get("isRetryable") is not True:\n""",
+            ),
+        ),
         {"decide_business_stops", "decide_unseen_results"},
     ),
     (
         "business_retried",
-        (("""return {"action": "surface_and_stop", "reason": f"Policy: {sc.get('customerMessage')}"}""", """return {"action": "retry", "reason": "It might go through next time."}"""),),
+        (
+            (
+                """return {"action": "surface_and_stop", "reason": f"Policy: {sc.get('customerMessage')}"}""",
+                """return {"action": "retry", "reason": "It might go through next time."}""",
+            ),
+        ),
         # recover() uses decide(), so it retries the business error too.
         {"decide_business_stops", "decide_unseen_results", "recover_no_retry_business", "recover_unseen_escalations"},
     ),
     (
         "unclassified_errors_replanned",
-        (("""return {"action": "escalate", "reason": "Unclassified error: no known errorCategory, so do not guess."}""", """return {"action": "replan", "reason": "Unknown failure; try another way."}"""),),
+        (
+            (
+                """return {"action": "escalate", "reason": "Unclassified error: no known errorCategory, so do not guess."}""",
+                """return {"action": "replan", "reason": "Unknown failure; try another way."}""",
+            ),
+        ),
         {"decide_unclassified_escalates", "decide_unseen_results"},
     ),
     (
         "decision_without_reason",
-        (("""return {"action": "empty_result", "reason": "A valid request that matched nothing."}""", """return {"action": "empty_result"}"""),),
+        (
+            (
+                """return {"action": "empty_result", "reason": "A valid request that matched nothing."}""",
+                """return {"action": "empty_result"}""",
+            ),
+        ),
         {"decide_not_found", "decide_unseen_results"},
     ),
     # part D: recover
     (
         "backoff_does_not_grow",
-        (("""sleep(retry_delay(last["structuredContent"], attempt))""", """sleep(retry_delay(last["structuredContent"], 1))"""),),
+        (
+            (
+                """sleep(retry_delay(last["structuredContent"], attempt))""",
+                """sleep(retry_delay(last["structuredContent"], 1))""",
+            ),
+        ),
         {"recover_backoff", "recover_unseen_runs", "recover_unseen_escalations"},
     ),
     (
@@ -317,18 +452,33 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "never_fails_over",
-        (("""                if (last.get("structuredContent") or {}).get("errorCategory") == "transient":\n                    break\n""", ""),),
+        (
+            (
+                """                if (last.get("structuredContent") or {}).get("errorCategory") == "transient":\n                    break\n""",
+                "",
+            ),
+        ),
         # Without failover the second endpoint is never tried, so endpointsTried is short too.
         {"recover_cap_and_failover", "recover_envelope", "recover_unseen_runs", "recover_unseen_escalations"},
     ),
     (
         "cap_off_by_one_in_recover",
-        (("""action = decide(last, attempt, max_attempts)["action"]""", """action = decide(last, attempt, max_attempts + 1)["action"]"""),),
+        (
+            (
+                """action = decide(last, attempt, max_attempts)["action"]""",
+                """action = decide(last, attempt, max_attempts + 1)["action"]""",
+            ),
+        ),
         {"recover_cap_and_failover", "recover_envelope", "recover_unseen_runs", "recover_unseen_escalations"},
     ),
     (
         "run_served_by_the_fallback_reported_as_degraded",
-        (("""return {"status": "complete", "results": results,""", """return {"status": "complete" if len(tried) == 1 else "degraded", "results": results,"""),),
+        (
+            (
+                """return {"status": "complete", "results": results,""",
+                """return {"status": "complete" if len(tried) == 1 else "degraded", "results": results,""",
+            ),
+        ),
         {"recover_cap_and_failover", "recover_unseen_runs"},
     ),
     (
@@ -339,7 +489,12 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "waits_the_hint_alone",
-        (("""sleep(retry_delay(last["structuredContent"], attempt))""", """sleep(last["structuredContent"].get("retryAfterSeconds", backoff_delay(attempt)))"""),),
+        (
+            (
+                """sleep(retry_delay(last["structuredContent"], attempt))""",
+                """sleep(last["structuredContent"].get("retryAfterSeconds", backoff_delay(attempt)))""",
+            ),
+        ),
         # A short hint must not cut the backoff short: the waits still grow.
         {"recover_backoff", "recover_unseen_runs", "recover_unseen_escalations"},
     ),
@@ -356,17 +511,27 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "customer_message_not_passed_up",
-        (("""        if "customerMessage" in sc:\n            envelope["customerMessage"] = sc["customerMessage"]\n""", ""),),
+        (
+            (
+                """        if "customerMessage" in sc:\n            envelope["customerMessage"] = sc["customerMessage"]\n""",
+                "",
+            ),
+        ),
         {"recover_no_retry_business", "recover_unseen_escalations"},
     ),
     (
         "escalates_without_partial_results",
-        (('''"partialResults": results,''', '''"partialResults": [],'''),),
+        ((""""partialResults": results,""", """"partialResults": [],"""),),
         {"recover_envelope", "recover_unseen_escalations"},
     ),
     (
         "endpoints_tried_with_duplicates",
-        (("""            if endpoint not in tried:\n                tried.append(endpoint)\n""", """            tried.append(endpoint)\n"""),),
+        (
+            (
+                """            if endpoint not in tried:\n                tried.append(endpoint)\n""",
+                """            tried.append(endpoint)\n""",
+            ),
+        ),
         # A complete run of several items says what it tried too.
         {"recover_backoff", "recover_envelope", "recover_unseen_runs", "recover_unseen_escalations"},
     ),
@@ -414,14 +579,22 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
         "retry_count_counts_calls",
         (
             ("""                    retries += 1\n""", ""),
-            ("""                last = call(endpoint, item)\n""", """                last = call(endpoint, item)\n                retries += 1\n"""),
+            (
+                """                last = call(endpoint, item)\n""",
+                """                last = call(endpoint, item)\n                retries += 1\n""",
+            ),
         ),
         {"recover_backoff", "recover_envelope", "recover_unseen_runs", "recover_unseen_escalations"},
     ),
     # Mistakes a check on the one case it shows would miss: each is caught on generated cases of the same kind.
     (
         "business_code_fixed_to_the_exam_guides_example",
-        (("""return error_result("business", message, code, False,""", """return error_result("business", message, "REFUND_LIMIT_EXCEEDED", False,"""),),
+        (
+            (
+                """return error_result("business", message, code, False,""",
+                """return error_result("business", message, "REFUND_LIMIT_EXCEEDED", False,""",
+            ),
+        ),
         {"results_business", "results_unseen_arguments"},
     ),
     (
@@ -431,7 +604,12 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "permission_role_fixed_to_agent",
-        (("""return error_result("permission", message, code, False, missingScope=missing_scope, role=role)""", """return error_result("permission", message, code, False, missingScope=missing_scope, role="agent")"""),),
+        (
+            (
+                """return error_result("permission", message, code, False, missingScope=missing_scope, role=role)""",
+                """return error_result("permission", message, code, False, missingScope=missing_scope, role="agent")""",
+            ),
+        ),
         {"results_permission", "results_unseen_arguments", "desk_permission", "desk_unseen_cases"},
     ),
     (
@@ -463,7 +641,12 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "refund_of_an_unknown_order_not_found_only_by_get_order",
-        (("""    if order is None:\n        return not_found_error(f"There is no order {order_id}; nothing was refunded.", "ORDER_NOT_FOUND")\n""", ""),),
+        (
+            (
+                """    if order is None:\n        return not_found_error(f"There is no order {order_id}; nothing was refunded.", "ORDER_NOT_FOUND")\n""",
+                "",
+            ),
+        ),
         {"desk_not_found", "desk_unseen_cases"},
     ),
     (
@@ -494,36 +677,84 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
                 ),
             ),
         ),
-        {"decide_not_found", "decide_transient_retry_cap", "decide_transient_not_retryable", "decide_validation_replans", "decide_permission_escalates", "decide_business_stops", "decide_unclassified_escalates", "decide_unseen_results", "decide_unseen_budgets", "recover_unseen_runs", "recover_unseen_escalations"},
+        {
+            "decide_not_found",
+            "decide_transient_retry_cap",
+            "decide_transient_not_retryable",
+            "decide_validation_replans",
+            "decide_permission_escalates",
+            "decide_business_stops",
+            "decide_unclassified_escalates",
+            "decide_unseen_results",
+            "decide_unseen_budgets",
+            "recover_unseen_runs",
+            "recover_unseen_escalations",
+        },
     ),
     (
         "retryable_string_taken_as_true",
-        (("""if sc.get("isRetryable") is True and attempt < max_attempts:""", """if sc.get("isRetryable") and attempt < max_attempts:"""),),
+        (
+            (
+                """if sc.get("isRetryable") is True and attempt < max_attempts:""",
+                """if sc.get("isRetryable") and attempt < max_attempts:""",
+            ),
+        ),
         {"decide_transient_not_retryable", "decide_unseen_results"},
     ),
     (
         "non_error_with_a_category_judged_by_it",
-        (("""    if not is_error:\n""", """    if not is_error and "errorCategory" not in (result.get("structuredContent") or {}):\n"""),),
+        (
+            (
+                """    if not is_error:\n""",
+                """    if not is_error and "errorCategory" not in (result.get("structuredContent") or {}):\n""",
+            ),
+        ),
         {"decide_success_and_empty", "decide_unseen_results"},
     ),
     (
         "recover_leaves_the_cap_to_the_default_of_decide",
-        (("""action = decide(last, attempt, max_attempts)["action"]""", """action = decide(last, attempt)["action"]"""),),
-        {"recover_backoff", "recover_cap_and_failover", "recover_envelope", "recover_unseen_runs", "recover_unseen_escalations"},
+        (
+            (
+                """action = decide(last, attempt, max_attempts)["action"]""",
+                """action = decide(last, attempt)["action"]""",
+            ),
+        ),
+        {
+            "recover_backoff",
+            "recover_cap_and_failover",
+            "recover_envelope",
+            "recover_unseen_runs",
+            "recover_unseen_escalations",
+        },
     ),
     (
         "recover_fails_over_on_every_error",
-        (("""                if (last.get("structuredContent") or {}).get("errorCategory") == "transient":\n                    break\n                return escalate(item, last)\n""", """                break\n"""),),
+        (
+            (
+                """                if (last.get("structuredContent") or {}).get("errorCategory") == "transient":\n                    break\n                return escalate(item, last)\n""",
+                """                break\n""",
+            ),
+        ),
         {"recover_no_replay_validation", "recover_no_retry_business", "recover_unseen_escalations"},
     ),
     (
         "retry_count_restarts_for_each_item",
-        (("""    for item in items:\n        last = None\n""", """    for item in items:\n        last = None\n        retries = 0\n"""),),
+        (
+            (
+                """    for item in items:\n        last = None\n""",
+                """    for item in items:\n        last = None\n        retries = 0\n""",
+            ),
+        ),
         {"recover_backoff", "recover_envelope", "recover_unseen_runs", "recover_unseen_escalations"},
     ),
     (
         "backoff_counts_the_retries_of_the_whole_run",
-        (("""sleep(retry_delay(last["structuredContent"], attempt))""", """sleep(retry_delay(last["structuredContent"], retries + 1))"""),),
+        (
+            (
+                """sleep(retry_delay(last["structuredContent"], attempt))""",
+                """sleep(retry_delay(last["structuredContent"], retries + 1))""",
+            ),
+        ),
         {"recover_backoff", "recover_unseen_runs", "recover_unseen_escalations"},
     ),
 ]
@@ -560,7 +791,9 @@ def test_a_failure_message_says_what_was_expected_and_what_came_back() -> None:
     message = results["results_transient"].message
     assert "isRetryable true" in message
     assert "False" in message
-    assert results["desk_transient"].message.startswith("refund_order of $100 on ORD-1004 while the payment gateway is down")
+    assert results["desk_transient"].message.startswith(
+        "refund_order of $100 on ORD-1004 while the payment gateway is down"
+    )
 
 
 # --- what only the hidden checks catch ------------------------------------------------------------
@@ -574,7 +807,12 @@ HIDDEN_ONLY: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     ),
     "desk_unseen_cases": (
         "empty_status_taken_as_no_filter",
-        (("""    if status is not None and status not in STATUSES:\n""", """    if status and status not in STATUSES:\n"""),),
+        (
+            (
+                """    if status is not None and status not in STATUSES:\n""",
+                """    if status and status not in STATUSES:\n""",
+            ),
+        ),
     ),
     "desk_unseen_sessions": (
         "refund_of_the_whole_rest_refused",
@@ -591,11 +829,21 @@ HIDDEN_ONLY: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
     ),
     "decide_unseen_budgets": (
         "retries_past_the_cap",
-        (("""if sc.get("isRetryable") is True and attempt < max_attempts:""", """if sc.get("isRetryable") is True and attempt != max_attempts:"""),),
+        (
+            (
+                """if sc.get("isRetryable") is True and attempt < max_attempts:""",
+                """if sc.get("isRetryable") is True and attempt != max_attempts:""",
+            ),
+        ),
     ),
     "recover_unseen_runs": (
         "empty_answer_not_done_in_recover",
-        (("""                if action in ("success", "empty_result"):\n                    results.append(""", """                if action == "success":\n                    results.append("""),),
+        (
+            (
+                """                if action in ("success", "empty_result"):\n                    results.append(""",
+                """                if action == "success":\n                    results.append(""",
+            ),
+        ),
     ),
     "recover_unseen_escalations": (
         "fails_over_on_permission_errors",
@@ -624,7 +872,9 @@ def test_every_hidden_check_has_a_mistake_only_it_catches() -> None:
 
 
 @pytest.mark.parametrize(("hidden", "mistake"), [pytest.param(h, m, id=m) for h, (m, _) in HIDDEN_ONLY.items()])
-def test_a_mistake_the_visible_cases_miss_passes_every_visible_check_and_fails_its_hidden_check(hidden: str, mistake: str) -> None:
+def test_a_mistake_the_visible_cases_miss_passes_every_visible_check_and_fails_its_hidden_check(
+    hidden: str, mistake: str
+) -> None:
     results = graded_hidden_only(mistake)
 
     assert_fails_exactly(results, {hidden} | ALSO_FAILS.get(mistake, set()), checks)
@@ -655,8 +905,14 @@ def test_the_visible_checks_import_nothing_of_the_grader_nor_outside_the_learner
 def learner_modules() -> set[str]:
     """The modules a learner installs, as learner/setup.py lists them (read, not run: it is a setup script)."""
     tree = ast.parse((REPO / "learner" / "setup.py").read_text(encoding="utf-8"))
-    [listed] = [ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "LEARNER_MODULES"]
-    return set(listed) | {f"{package}.{module}" for package, modules in listed.items() for module in modules if module != "__init__"}
+    [listed] = [
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "LEARNER_MODULES"
+    ]
+    return set(listed) | {
+        f"{package}.{module}" for package, modules in listed.items() for module in modules if module != "__init__"
+    }
 
 
 def test_a_failed_hidden_check_shows_the_learner_none_of_its_inputs() -> None:
@@ -691,11 +947,28 @@ class Recorder:
     """A session that passes every call on and records what the check sent: its cases."""
 
     # Words of the lab itself, not of any case: the classes, actions, roles, tools and fields a check names.
-    VOCABULARY = frozenset({
-        "transient", "validation", "business", "permission", "not_found", "supervisor", "agent", "guest",
-        "search_orders", "get_order", "refund_order", "transient_error", "validation_error", "business_error",
-        "permission_error", "not_found_error", "empty_result", "text",
-    })
+    VOCABULARY = frozenset(
+        {
+            "transient",
+            "validation",
+            "business",
+            "permission",
+            "not_found",
+            "supervisor",
+            "agent",
+            "guest",
+            "search_orders",
+            "get_order",
+            "refund_order",
+            "transient_error",
+            "validation_error",
+            "business_error",
+            "permission_error",
+            "not_found_error",
+            "empty_result",
+            "text",
+        }
+    )
 
     def __init__(self, host) -> None:
         self.host = host
@@ -796,7 +1069,13 @@ def test_a_syntax_error_in_one_answer_cell_fails_only_the_checks_that_need_that_
 
 
 def test_code_that_exits_while_loading_keeps_what_ran_and_names_the_exit() -> None:
-    code = mutate(SOLUTION, ("def decide(result, attempt=1, max_attempts=3):\n", "raise SystemExit\ndef decide(result, attempt=1, max_attempts=3):\n"))
+    code = mutate(
+        SOLUTION,
+        (
+            "def decide(result, attempt=1, max_attempts=3):\n",
+            "raise SystemExit\ndef decide(result, attempt=1, max_attempts=3):\n",
+        ),
+    )
     cell, line = line_of(code, "raise SystemExit")
 
     results = grade(code)
@@ -812,7 +1091,9 @@ def test_code_that_exits_while_loading_keeps_what_ran_and_names_the_exit() -> No
 
 
 def test_a_function_that_raises_fails_naming_the_function_and_the_exception() -> None:
-    code = mutate(SOLUTION, ("""o["customerEmail"] == customer_email.lower()""", """o["email"] == customer_email.lower()"""))
+    code = mutate(
+        SOLUTION, ("""o["customerEmail"] == customer_email.lower()""", """o["email"] == customer_email.lower()""")
+    )
     cell, line = line_of(code, 'o["email"]')
 
     results = grade(code)

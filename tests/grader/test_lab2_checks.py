@@ -60,7 +60,10 @@ def stdio_servers(code: str) -> dict[str, tuple] | None:
     """The stdio servers config_servers_start_for_real would start for ``code``: name -> (command, args, env)."""
     namespace, _ = load_learner_code(LAB, code)
     try:
-        sources = {scope: namespace[name] for scope, name in (("project", "PROJECT_MCP_JSON"), ("user", "USER_SERVERS"), ("local", "LOCAL_SERVERS"))}
+        sources = {
+            scope: namespace[name]
+            for scope, name in (("project", "PROJECT_MCP_JSON"), ("user", "USER_SERVERS"), ("local", "LOCAL_SERVERS"))
+        }
         sources["project"] = sources["project"]["mcpServers"]
         resolved = resolve_sources(sources, {SCENARIO["tracker_token_variable"]: "test-token"}, project=REPO)
     except Exception:  # noqa: BLE001 - anything unusual: let the check itself decide
@@ -145,7 +148,12 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     # part A: expand_value
     (
         "default_applied_to_empty_string",
-        (("""        if name in env:\n            return env[name]""", """        if env.get(name):\n            return env[name]"""),),
+        (
+            (
+                """        if name in env:\n            return env[name]""",
+                """        if env.get(name):\n            return env[name]""",
+            ),
+        ),
         {"expand_empty_is_set", "expand_unseen_values", "resolve_matches_reference", "resolve_unseen_configurations"},
     ),
     (
@@ -156,47 +164,114 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     (
         "credentials_never_blanked",
         (("""        if remote_field and name in CREDENTIAL_VARIABLES:\n            return ""\n""", ""),),
-        {"expand_credentials_blank", "expand_matches_reference", "expand_unseen_credentials", "expand_unseen_values", "resolve_expands_fields", "resolve_matches_reference", "resolve_unseen_combinations", "resolve_unseen_configurations"},
+        {
+            "expand_credentials_blank",
+            "expand_matches_reference",
+            "expand_unseen_credentials",
+            "expand_unseen_values",
+            "resolve_expands_fields",
+            "resolve_matches_reference",
+            "resolve_unseen_combinations",
+            "resolve_unseen_configurations",
+        },
     ),
     (
         "credentials_blanked_in_every_field",
         (("""if remote_field and name in CREDENTIAL_VARIABLES:""", """if name in CREDENTIAL_VARIABLES:"""),),
-        {"expand_credentials_blank", "expand_unseen_credentials", "expand_unseen_values", "resolve_expands_fields", "resolve_matches_reference", "resolve_unseen_combinations", "resolve_unseen_configurations"},
+        {
+            "expand_credentials_blank",
+            "expand_unseen_credentials",
+            "expand_unseen_values",
+            "resolve_expands_fields",
+            "resolve_matches_reference",
+            "resolve_unseen_combinations",
+            "resolve_unseen_configurations",
+        },
     ),
     (
         "blanked_credential_keeps_its_default",
-        (("""            return ""\n        if name in env:""", """            return default or ""\n        if name in env:"""),),
-        {"expand_credentials_blank", "expand_matches_reference", "expand_unseen_credentials", "expand_unseen_values", "resolve_matches_reference", "resolve_unseen_configurations"},
+        (
+            (
+                """            return ""\n        if name in env:""",
+                """            return default or ""\n        if name in env:""",
+            ),
+        ),
+        {
+            "expand_credentials_blank",
+            "expand_matches_reference",
+            "expand_unseen_credentials",
+            "expand_unseen_values",
+            "resolve_matches_reference",
+            "resolve_unseen_configurations",
+        },
     ),
     (
         "regex_without_the_default_form",
         (
-            (r'''re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")''', r'''re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")'''),
+            (
+                r"""re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")""",
+                r"""re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")""",
+            ),
             ("""name, default = match.group(1), match.group(2)""", """name, default = match.group(1), None"""),
         ),
-        {"expand_basic", "expand_credentials_blank", "expand_empty_is_set", "expand_matches_reference", "expand_unseen_credentials", "expand_unseen_values", "resolve_expands_fields", "resolve_matches_reference", "resolve_types_and_skips", "resolve_unseen_combinations", "resolve_unseen_configurations"},
+        {
+            "expand_basic",
+            "expand_credentials_blank",
+            "expand_empty_is_set",
+            "expand_matches_reference",
+            "expand_unseen_credentials",
+            "expand_unseen_values",
+            "resolve_expands_fields",
+            "resolve_matches_reference",
+            "resolve_types_and_skips",
+            "resolve_unseen_combinations",
+            "resolve_unseen_configurations",
+        },
     ),
     (
         "only_the_first_reference_expands",
         (("""return REFERENCE.sub(replace, text)""", """return REFERENCE.sub(replace, text, count=1)"""),),
-        {"expand_basic", "expand_matches_reference", "expand_unseen_values", "resolve_expands_fields", "resolve_matches_reference", "resolve_unseen_configurations"},
+        {
+            "expand_basic",
+            "expand_matches_reference",
+            "expand_unseen_values",
+            "resolve_expands_fields",
+            "resolve_matches_reference",
+            "resolve_unseen_configurations",
+        },
     ),
     (
         "default_runs_to_the_last_brace",
         ((r"""(?::-([^}]*))?\}""", r"""(?::-(.*))?\}"""),),
         # The visible table has two references with a default in one value.
-        {"expand_matches_reference", "expand_unseen_values", "resolve_matches_reference", "resolve_unseen_configurations"},
+        {
+            "expand_matches_reference",
+            "expand_unseen_values",
+            "resolve_matches_reference",
+            "resolve_unseen_configurations",
+        },
     ),
     # part B: resolve_servers
     (
         "user_beats_local",
         ((RESOLVER_LOOP, """(("user", user), ("project", project), ("local", local))"""),),
-        {"resolve_matches_reference", "resolve_no_field_merge", "resolve_precedence", "resolve_unseen_combinations", "resolve_unseen_configurations"},
+        {
+            "resolve_matches_reference",
+            "resolve_no_field_merge",
+            "resolve_precedence",
+            "resolve_unseen_combinations",
+            "resolve_unseen_configurations",
+        },
     ),
     (
         "project_beats_local",
         ((RESOLVER_LOOP, """(("project", project), ("local", local), ("user", user))"""),),
-        {"resolve_matches_reference", "resolve_precedence", "resolve_unseen_combinations", "resolve_unseen_configurations"},
+        {
+            "resolve_matches_reference",
+            "resolve_precedence",
+            "resolve_unseen_combinations",
+            "resolve_unseen_configurations",
+        },
     ),
     (
         "fields_merged_across_scopes",
@@ -212,7 +287,12 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
                 ),
             ),
         ),
-        {"resolve_matches_reference", "resolve_no_field_merge", "resolve_unseen_combinations", "resolve_unseen_configurations"},
+        {
+            "resolve_matches_reference",
+            "resolve_no_field_merge",
+            "resolve_unseen_combinations",
+            "resolve_unseen_configurations",
+        },
     ),
     (
         "streamable_http_not_aliased",
@@ -221,7 +301,12 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "url_without_type_taken_as_http",
-        (("""                if "url" in entry:\n                    continue\n                kind = "stdio\"""", """                kind = "http" if "url" in entry else "stdio\""""),),
+        (
+            (
+                """                if "url" in entry:\n                    continue\n                kind = "stdio\"""",
+                """                kind = "http" if "url" in entry else "stdio\"""",
+            ),
+        ),
         {"resolve_types_and_skips", "resolve_unseen_combinations", "resolve_unseen_configurations"},
     ),
     (
@@ -244,33 +329,77 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     (
         "remote_fields_not_blanked",
         (("""expand_fields(entry, env, kind != "stdio")""", """expand_fields(entry, env, False)"""),),
-        {"resolve_expands_fields", "resolve_matches_reference", "resolve_unseen_combinations", "resolve_unseen_configurations"},
+        {
+            "resolve_expands_fields",
+            "resolve_matches_reference",
+            "resolve_unseen_combinations",
+            "resolve_unseen_configurations",
+        },
     ),
     (
         "args_not_expanded",
-        (("""for key in ("command", "args", "env", "url", "headers"):""", """for key in ("command", "env", "url", "headers"):"""),),
+        (
+            (
+                """for key in ("command", "args", "env", "url", "headers"):""",
+                """for key in ("command", "env", "url", "headers"):""",
+            ),
+        ),
         {"resolve_expands_fields", "resolve_matches_reference", "resolve_unseen_configurations"},
     ),
     (
         "env_without_its_empty_default",
         (("""\"env": expanded.get("env") or {}""", """\"env": expanded.get("env")"""),),
-        {"resolve_matches_reference", "resolve_no_field_merge", "resolve_precedence", "resolve_types_and_skips", "resolve_unseen_combinations", "resolve_unseen_configurations"},
+        {
+            "resolve_matches_reference",
+            "resolve_no_field_merge",
+            "resolve_precedence",
+            "resolve_types_and_skips",
+            "resolve_unseen_combinations",
+            "resolve_unseen_configurations",
+        },
     ),
     (
         "headers_without_their_empty_default",
         (("""\"headers": expanded.get("headers") or {}""", """\"headers": expanded.get("headers")"""),),
-        {"resolve_matches_reference", "resolve_no_field_merge", "resolve_types_and_skips", "resolve_unseen_combinations", "resolve_unseen_configurations"},
+        {
+            "resolve_matches_reference",
+            "resolve_no_field_merge",
+            "resolve_types_and_skips",
+            "resolve_unseen_combinations",
+            "resolve_unseen_configurations",
+        },
     ),
     (
         "empty_url_without_its_status",
-        (("""                if entry["url"] == "":\n                    server["status"] = "not_configured"\n""", ""),),
-        {"resolve_matches_reference", "resolve_types_and_skips", "resolve_unseen_combinations", "resolve_unseen_configurations"},
+        (
+            (
+                """                if entry["url"] == "":\n                    server["status"] = "not_configured"\n""",
+                "",
+            ),
+        ),
+        {
+            "resolve_matches_reference",
+            "resolve_types_and_skips",
+            "resolve_unseen_combinations",
+            "resolve_unseen_configurations",
+        },
     ),
     # Mistakes one example alone would miss: each is caught by a case of its own kind, visible or hidden.
     (
         "credentials_hard_coded_to_three_names",
-        (("""if remote_field and name in CREDENTIAL_VARIABLES:""", """if remote_field and name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "NPM_TOKEN"):"""),),
-        {"expand_credentials_blank", "expand_unseen_credentials", "expand_unseen_values", "resolve_unseen_combinations", "resolve_unseen_configurations"},
+        (
+            (
+                """if remote_field and name in CREDENTIAL_VARIABLES:""",
+                """if remote_field and name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "NPM_TOKEN"):""",
+            ),
+        ),
+        {
+            "expand_credentials_blank",
+            "expand_unseen_credentials",
+            "expand_unseen_values",
+            "resolve_unseen_combinations",
+            "resolve_unseen_configurations",
+        },
     ),
     (
         "values_expanded_again",
@@ -295,12 +424,27 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "command_not_expanded",
-        (("""for key in ("command", "args", "env", "url", "headers"):""", """for key in ("args", "env", "url", "headers"):"""),),
-        {"resolve_expands_fields", "resolve_matches_reference", "resolve_unseen_combinations", "resolve_unseen_configurations"},
+        (
+            (
+                """for key in ("command", "args", "env", "url", "headers"):""",
+                """for key in ("args", "env", "url", "headers"):""",
+            ),
+        ),
+        {
+            "resolve_expands_fields",
+            "resolve_matches_reference",
+            "resolve_unseen_combinations",
+            "resolve_unseen_configurations",
+        },
     ),
     (
         "url_expanded_as_a_local_field",
-        (("""        blank = remote and key in ("url", "headers")""", """        blank = remote and key == "headers\""""),),
+        (
+            (
+                """        blank = remote and key in ("url", "headers")""",
+                """        blank = remote and key == "headers\"""",
+            ),
+        ),
         {"resolve_expands_fields", "resolve_matches_reference", "resolve_unseen_configurations"},
     ),
     (
@@ -321,7 +465,12 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "tracker_without_a_type",
-        (("""\"type": "http",\n            "url": "https://tracker.example.com/mcp",""", """\"url": "https://tracker.example.com/mcp","""),),
+        (
+            (
+                """\"type": "http",\n            "url": "https://tracker.example.com/mcp",""",
+                """\"url": "https://tracker.example.com/mcp",""",
+            ),
+        ),
         # Claude Code skips it: no stdio server is lost, so they all still start, but no developer gets the tracker.
         {"config_per_developer", "config_placeholders"},
     ),
@@ -329,7 +478,10 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
         "notes_in_project_scope",
         (
             ("""USER_SERVERS = {\n""" + NOTES + "}", """USER_SERVERS = {}"""),
-            ("""    "mcpServers": {\n        "desk\"""", """    "mcpServers": {\n    """ + NOTES + """        "desk\""""),
+            (
+                """    "mcpServers": {\n        "desk\"""",
+                """    "mcpServers": {\n    """ + NOTES + """        "desk\"""",
+            ),
         ),
         {"config_per_developer", "config_scopes"},
     ),
@@ -345,7 +497,10 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
         "experimental_desk_committed_in_mcp_json",
         (
             ("""LOCAL_SERVERS = {\n""" + EXPERIMENT + "}", """LOCAL_SERVERS = {}"""),
-            ("""    "mcpServers": {\n        "desk\"""", """    "mcpServers": {\n    """ + EXPERIMENT.replace("\n    ", "\n        ") + """        "desk\""""),
+            (
+                """    "mcpServers": {\n        "desk\"""",
+                """    "mcpServers": {\n    """ + EXPERIMENT.replace("\n    ", "\n        ") + """        "desk\"""",
+            ),
         ),
         {"config_no_secret_committed", "config_per_developer", "config_scopes"},
     ),
@@ -369,12 +524,22 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "notes_started_with_npx",
-        (("""\"command": "python", "args": ["-m", "servers.notes"]""", """\"command": "npx", "args": ["-m", "servers.notes"]"""),),
+        (
+            (
+                """\"command": "python", "args": ["-m", "servers.notes"]""",
+                """\"command": "npx", "args": ["-m", "servers.notes"]""",
+            ),
+        ),
         {"config_servers_start", STARTS},
     ),
     (
         "experimental_desk_module_misspelt",
-        (("""\"args": ["-m", "servers.support_desk"],""", """\"args": ["-m", "servers.support_desk_experimental"],"""),),
+        (
+            (
+                """\"args": ["-m", "servers.support_desk"],""",
+                """\"args": ["-m", "servers.support_desk_experimental"],""",
+            ),
+        ),
         {"config_servers_start", STARTS},
     ),
     # Mistakes every visible check misses (tests/submissions holds samples with these edits).
@@ -386,7 +551,12 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
                 """if remote_field and name in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY", "NPM_TOKEN"):""",
             ),
         ),
-        {"expand_unseen_credentials", "expand_unseen_values", "resolve_unseen_combinations", "resolve_unseen_configurations"},
+        {
+            "expand_unseen_credentials",
+            "expand_unseen_values",
+            "resolve_unseen_combinations",
+            "resolve_unseen_configurations",
+        },
     ),
     (
         "local_desk_shadows_the_team_desk",
@@ -395,7 +565,11 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
         {"config_per_developer", STARTS},
     ),
 ]
-HIDDEN_ONLY = {"skipped_entry_still_claims_its_name", "credentials_of_the_visible_cases_only", "local_desk_shadows_the_team_desk"}
+HIDDEN_ONLY = {
+    "skipped_entry_still_claims_its_name",
+    "credentials_of_the_visible_cases_only",
+    "local_desk_shadows_the_team_desk",
+}
 
 EDITS = {mistake: edits for mistake, edits, _ in MISTAKES}
 REMOTE_SERVER_LINE = """server = {"scope": scope, "type": kind, "url": expanded["url"]"""
@@ -407,130 +581,161 @@ SDK_LINE = line_of(mutate(SOLUTION, *EDITS["sdk_entry_not_skipped"]), REMOTE_SER
 E = "Smallest case where your expand_value differs: "
 R = "Smallest configuration where your resolve_servers differs: "
 MESSAGES: dict[str, dict[str, str]] = {
-    'default_applied_to_empty_string': {
-        'expand_unseen_values': E + "text='${V}', env={'V': ''}, remote_field=False: expected '', yours '${V}'.",
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'command': '${EXE:-uvx}'}}, env={'EXE': ''}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': '', 'args': [], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}.",
+    "default_applied_to_empty_string": {
+        "expand_unseen_values": E + "text='${V}', env={'V': ''}, remote_field=False: expected '', yours '${V}'.",
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'command': '${EXE:-uvx}'}}, env={'EXE': ''}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': '', 'args': [], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}.",
     },
-    'unset_variable_becomes_empty': {
-        'expand_unseen_values': E + "text='${V}', env={}, remote_field=False: expected '${V}', yours ''.",
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '${SECRET}'}}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '${SECRET}'}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': ''}}}.",
+    "unset_variable_becomes_empty": {
+        "expand_unseen_values": E + "text='${V}', env={}, remote_field=False: expected '${V}', yours ''.",
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '${SECRET}'}}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '${SECRET}'}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': ''}}}.",
     },
-    'credentials_never_blanked': {
-        'expand_unseen_values': E + "text='${VAULT_TOKEN}', env={}, remote_field=True: expected '', yours '${VAULT_TOKEN}'.",
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}', 'headers': {}}}.",
+    "credentials_never_blanked": {
+        "expand_unseen_values": E
+        + "text='${VAULT_TOKEN}', env={}, remote_field=True: expected '', yours '${VAULT_TOKEN}'.",
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}', 'headers': {}}}.",
     },
-    'credentials_blanked_in_every_field': {
-        'expand_unseen_values': E + "text='${VAULT_TOKEN}', env={}, remote_field=False: expected '${VAULT_TOKEN}', yours ''.",
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'command': 'uvx', 'args': ['${VAULT_TOKEN}']}}, env={}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['${VAULT_TOKEN}'], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [''], 'env': {}}}.",
+    "credentials_blanked_in_every_field": {
+        "expand_unseen_values": E
+        + "text='${VAULT_TOKEN}', env={}, remote_field=False: expected '${VAULT_TOKEN}', yours ''.",
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'command': 'uvx', 'args': ['${VAULT_TOKEN}']}}, env={}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['${VAULT_TOKEN}'], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [''], 'env': {}}}.",
     },
-    'blanked_credential_keeps_its_default': {
-        'expand_unseen_values': E + "text='${VAULT_TOKEN:-d}', env={}, remote_field=True: expected '', yours 'd'.",
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '${PYPI_TOKEN:-p}/${SEG}'}}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '/${SEG}'}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': 'p/${SEG}'}}}.",
+    "blanked_credential_keeps_its_default": {
+        "expand_unseen_values": E + "text='${VAULT_TOKEN:-d}', env={}, remote_field=True: expected '', yours 'd'.",
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '${PYPI_TOKEN:-p}/${SEG}'}}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '/${SEG}'}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': 'p/${SEG}'}}}.",
     },
-    'regex_without_the_default_form': {
-        'expand_unseen_values': E + "text='${V:-}', env={}, remote_field=False: expected '', yours '${V:-}'.",
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'command': '${EXE:-uvx}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': '${EXE:-uvx}', 'args': [], 'env': {}}}.",
+    "regex_without_the_default_form": {
+        "expand_unseen_values": E + "text='${V:-}', env={}, remote_field=False: expected '', yours '${V:-}'.",
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'command': '${EXE:-uvx}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': '${EXE:-uvx}', 'args': [], 'env': {}}}.",
     },
-    'only_the_first_reference_expands': {
-        'expand_unseen_values': E + "text='${V}${V:-}', env={}, remote_field=False: expected '${V}', yours '${V}${V:-}'.",
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'command': 'uvx', 'args': ['${PYPI_TOKEN:-p}/${SEG}']}}, env={'SEG': ''}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['p/'], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['p/${SEG}'], 'env': {}}}.",
+    "only_the_first_reference_expands": {
+        "expand_unseen_values": E
+        + "text='${V}${V:-}', env={}, remote_field=False: expected '${V}', yours '${V}${V:-}'.",
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'command': 'uvx', 'args': ['${PYPI_TOKEN:-p}/${SEG}']}}, env={'SEG': ''}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['p/'], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['p/${SEG}'], 'env': {}}}.",
     },
-    'default_runs_to_the_last_brace': {
-        'expand_unseen_values': E + "text='${V:-}${V}', env={}, remote_field=False: expected '${V}', yours '}${V'.",
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'command': 'uvx', 'args': ['${PYPI_TOKEN:-p}/${SEG}']}}, env={}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['p/${SEG}'], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['p}/${SEG'], 'env': {}}}.",
-        'expand_matches_reference': "A default ends at its own '}', not at the last one: expanding '${A:-d}${B}' in a value with env {'B': '2'} must give 'd2'; yours gives 'd}${B'.",
+    "default_runs_to_the_last_brace": {
+        "expand_unseen_values": E + "text='${V:-}${V}', env={}, remote_field=False: expected '${V}', yours '}${V'.",
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'command': 'uvx', 'args': ['${PYPI_TOKEN:-p}/${SEG}']}}, env={}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['p/${SEG}'], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['p}/${SEG'], 'env': {}}}.",
+        "expand_matches_reference": "A default ends at its own '}', not at the last one: expanding '${A:-d}${B}' in a value with env {'B': '2'} must give 'd2'; yours gives 'd}${B'.",
     },
-    'user_beats_local': {
-        'resolve_unseen_configurations': R + "user={}, local={'api': {'command': 'uvx'}}, project={'api': {'command': 'uvx'}}, env={}: expected {'api': {'scope': 'local', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}.",
+    "user_beats_local": {
+        "resolve_unseen_configurations": R
+        + "user={}, local={'api': {'command': 'uvx'}}, project={'api': {'command': 'uvx'}}, env={}: expected {'api': {'scope': 'local', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}.",
     },
-    'project_beats_local': {
-        'resolve_unseen_configurations': R + "user={}, local={'api': {'command': 'uvx'}}, project={'api': {'command': 'uvx'}}, env={}: expected {'api': {'scope': 'local', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}.",
+    "project_beats_local": {
+        "resolve_unseen_configurations": R
+        + "user={}, local={'api': {'command': 'uvx'}}, project={'api': {'command': 'uvx'}}, env={}: expected {'api': {'scope': 'local', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}.",
     },
-    'fields_merged_across_scopes': {
-        'resolve_unseen_configurations': R + "user={}, local={'api': {'command': 'uvx'}}, project={'api': {'type': 'http', 'url': 'https://q.example/mcp', 'headers': {}}}, env={}: expected {'api': {'scope': 'local', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}, yours {'api': {'scope': 'local', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}, 'headers': {}}}.",
+    "fields_merged_across_scopes": {
+        "resolve_unseen_configurations": R
+        + "user={}, local={'api': {'command': 'uvx'}}, project={'api': {'type': 'http', 'url': 'https://q.example/mcp', 'headers': {}}}, env={}: expected {'api': {'scope': 'local', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}, yours {'api': {'scope': 'local', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}, 'headers': {}}}.",
     },
-    'streamable_http_not_aliased': {
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'type': 'streamable-http', 'url': 'https://q.example/mcp'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'streamable-http', 'url': 'https://q.example/mcp', 'headers': {}}}.",
+    "streamable_http_not_aliased": {
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'type': 'streamable-http', 'url': 'https://q.example/mcp'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'streamable-http', 'url': 'https://q.example/mcp', 'headers': {}}}.",
     },
-    'url_without_type_taken_as_http': {
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'url': 'https://u.example/mcp'}}, env={}: expected {}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://u.example/mcp', 'headers': {}}}.",
+    "url_without_type_taken_as_http": {
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'url': 'https://u.example/mcp'}}, env={}: expected {}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://u.example/mcp', 'headers': {}}}.",
     },
-    'sdk_entry_not_skipped': {
-        'resolve_unseen_configurations': "resolve_servers raised KeyError: 'url' (line 35 of answer cell 2) (smallest failing configuration: user={}, local={}, project={'api': {'type': 'sdk'}}, env={}).",
+    "sdk_entry_not_skipped": {
+        "resolve_unseen_configurations": "resolve_servers raised KeyError: 'url' (line 35 of answer cell 2) (smallest failing configuration: user={}, local={}, project={'api': {'type': 'sdk'}}, env={}).",
     },
-    'skipped_entry_still_claims_its_name': {
-        'resolve_unseen_configurations': R + "user={}, local={'api': {'url': 'https://u.example/mcp'}}, project={'api': {'command': 'uvx'}}, env={}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}, yours {}.",
-        'resolve_unseen_combinations': "With user={}, local={'wiki': {'url': 'https://w.example/mcp'}}, project={'wiki': {'command': 'uvx', 'args': ['wiki-mcp']}}, env={} the servers must be {'wiki': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['wiki-mcp'], 'env': {}}}; yours are {}.",
+    "skipped_entry_still_claims_its_name": {
+        "resolve_unseen_configurations": R
+        + "user={}, local={'api': {'url': 'https://u.example/mcp'}}, project={'api': {'command': 'uvx'}}, env={}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}, yours {}.",
+        "resolve_unseen_combinations": "With user={}, local={'wiki': {'url': 'https://w.example/mcp'}}, project={'wiki': {'command': 'uvx', 'args': ['wiki-mcp']}}, env={} the servers must be {'wiki': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['wiki-mcp'], 'env': {}}}; yours are {}.",
     },
-    'remote_fields_not_blanked': {
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}', 'headers': {}}}.",
+    "remote_fields_not_blanked": {
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}', 'headers': {}}}.",
     },
-    'args_not_expanded': {
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'command': 'uvx', 'args': ['${SECRET}']}}, env={'EXE': '', 'ROOT': '', 'SECRET': ''}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [''], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['${SECRET}'], 'env': {}}}.",
+    "args_not_expanded": {
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'command': 'uvx', 'args': ['${SECRET}']}}, env={'EXE': '', 'ROOT': '', 'SECRET': ''}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [''], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['${SECRET}'], 'env': {}}}.",
     },
-    'env_without_its_empty_default': {
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'command': 'uvx'}}, env={}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': None}}.",
+    "env_without_its_empty_default": {
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'command': 'uvx'}}, env={}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': None}}.",
     },
-    'headers_without_their_empty_default': {
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://q.example/mcp'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': None}}.",
+    "headers_without_their_empty_default": {
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://q.example/mcp'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': None}}.",
     },
-    'empty_url_without_its_status': {
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'type': 'http', 'url': ''}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}, 'status': 'not_configured'}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}}}.",
+    "empty_url_without_its_status": {
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'type': 'http', 'url': ''}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}, 'status': 'not_configured'}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}}}.",
     },
-    'credentials_hard_coded_to_three_names': {
-        'expand_unseen_values': E + "text='${VAULT_TOKEN}', env={}, remote_field=True: expected '', yours '${VAULT_TOKEN}'.",
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}', 'headers': {}}}.",
+    "credentials_hard_coded_to_three_names": {
+        "expand_unseen_values": E
+        + "text='${VAULT_TOKEN}', env={}, remote_field=True: expected '', yours '${VAULT_TOKEN}'.",
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}', 'headers': {}}}.",
     },
-    'values_expanded_again': {
-        'expand_unseen_values': E + "text='${_v1}', env={'_v1': '${W}', 'W': ''}, remote_field=False: expected '${W}', yours ''.",
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'command': 'uvx', 'args': ['${VAULT_TOKEN}']}}, env={'EXE': '', 'VAULT_TOKEN': '${SEG}', 'SEG': ''}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['${SEG}'], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [''], 'env': {}}}.",
+    "values_expanded_again": {
+        "expand_unseen_values": E
+        + "text='${_v1}', env={'_v1': '${W}', 'W': ''}, remote_field=False: expected '${W}', yours ''.",
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'command': 'uvx', 'args': ['${VAULT_TOKEN}']}}, env={'EXE': '', 'VAULT_TOKEN': '${SEG}', 'SEG': ''}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['${SEG}'], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [''], 'env': {}}}.",
     },
-    'bare_dollar_variable_expanded': {
-        'expand_unseen_values': E + "text='$V', env={'V': ''}, remote_field=False: expected '$V', yours ''.",
-        'expand_matches_reference': "A default is literal text: its '$B' is not a reference: expanding '${A:-$B}' in a value with env {'B': 'b'} must give '$B'; yours gives 'b'.",
+    "bare_dollar_variable_expanded": {
+        "expand_unseen_values": E + "text='$V', env={'V': ''}, remote_field=False: expected '$V', yours ''.",
+        "expand_matches_reference": "A default is literal text: its '$B' is not a reference: expanding '${A:-$B}' in a value with env {'B': 'b'} must give '$B'; yours gives 'b'.",
     },
-    'command_not_expanded': {
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'command': '${EXE:-uvx}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': '${EXE:-uvx}', 'args': [], 'env': {}}}.",
+    "command_not_expanded": {
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'command': '${EXE:-uvx}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': '${EXE:-uvx}', 'args': [], 'env': {}}}.",
     },
-    'url_expanded_as_a_local_field': {
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}', 'headers': {}}}.",
+    "url_expanded_as_a_local_field": {
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}', 'headers': {}}}.",
     },
-    'not_configured_judged_after_expansion': {
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'type': 'http', 'url': '${ADDR}'}}, env={'EXE': '', 'ADDR': ''}: expected {'api': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}, 'status': 'not_configured'}}.",
+    "not_configured_judged_after_expansion": {
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'type': 'http', 'url': '${ADDR}'}}, env={'EXE': '', 'ADDR': ''}: expected {'api': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}, 'status': 'not_configured'}}.",
     },
-    'tracker_token_written_in_mcp_json': {
-        'config_no_secret_committed': 'A real token is written in PROJECT_MCP_JSON, which is committed to git; reference it with ${VAR} instead.',
-        'config_placeholders': "The tracker's Authorization header must be 'Bearer ${TRACKER_TOKEN}', each developer's own token; yours is 'Bearer trk_live_4f9a1c2e7b'.",
+    "tracker_token_written_in_mcp_json": {
+        "config_no_secret_committed": "A real token is written in PROJECT_MCP_JSON, which is committed to git; reference it with ${VAR} instead.",
+        "config_placeholders": "The tracker's Authorization header must be 'Bearer ${TRACKER_TOKEN}', each developer's own token; yours is 'Bearer trk_live_4f9a1c2e7b'.",
     },
-    'tracker_without_a_type': {
-        'config_placeholders': 'The tracker is a remote server: its entry needs "type": "http" (a url without a type is skipped).',
-        'config_per_developer': "You, in this project: the team's tracker is not among the servers Claude Code uses (desk, desk-experiment, notes); is it skipped, or hidden by an entry of the same name in a scope that wins?",
+    "tracker_without_a_type": {
+        "config_placeholders": 'The tracker is a remote server: its entry needs "type": "http" (a url without a type is skipped).',
+        "config_per_developer": "You, in this project: the team's tracker is not among the servers Claude Code uses (desk, desk-experiment, notes); is it skipped, or hidden by an entry of the same name in a scope that wins?",
     },
-    'notes_in_project_scope': {
-        'config_scopes': 'your notes utility belongs in user scope only; yours is in: project (.mcp.json).',
-        'config_per_developer': 'A teammate who clones the repository: they get your notes utility (notes), which is not meant for them.',
+    "notes_in_project_scope": {
+        "config_scopes": "your notes utility belongs in user scope only; yours is in: project (.mcp.json).",
+        "config_per_developer": "A teammate who clones the repository: they get your notes utility (notes), which is not meant for them.",
     },
-    'experimental_token_in_user_scope': {
-        'config_scopes': 'the experimental desk with its token belongs in local scope only; yours is in: user.',
-        'config_no_secret_committed': 'The experimental token belongs to this project only (local scope), not to every project (user scope).',
+    "experimental_token_in_user_scope": {
+        "config_scopes": "the experimental desk with its token belongs in local scope only; yours is in: user.",
+        "config_no_secret_committed": "The experimental token belongs to this project only (local scope), not to every project (user scope).",
     },
-    'project_dir_without_a_default': {
-        'config_placeholders': "${CLAUDE_PROJECT_DIR} in PROJECT_MCP_JSON needs a default such as ${CLAUDE_PROJECT_DIR:-.}: it is set in the server's environment, not Claude Code's.",
+    "project_dir_without_a_default": {
+        "config_placeholders": "${CLAUDE_PROJECT_DIR} in PROJECT_MCP_JSON needs a default such as ${CLAUDE_PROJECT_DIR:-.}: it is set in the server's environment, not Claude Code's.",
     },
-    'desk_path_relative_to_the_working_directory': {
-        'config_placeholders': "Reference the team's desk script relative to the project root with ${CLAUDE_PROJECT_DIR:-.}, so it works wherever the repository is cloned.",
+    "desk_path_relative_to_the_working_directory": {
+        "config_placeholders": "Reference the team's desk script relative to the project root with ${CLAUDE_PROJECT_DIR:-.}, so it works wherever the repository is cloned.",
     },
-    'notes_started_with_npx': {
+    "notes_started_with_npx": {
         STARTS: "Server 'notes': the scenario's servers are started with python; yours runs 'npx'.",
     },
-    'credentials_of_the_visible_cases_only': {
-        'expand_unseen_values': E + "text='${VAULT_TOKEN}', env={}, remote_field=True: expected '', yours '${VAULT_TOKEN}'.",
-        'resolve_unseen_configurations': R + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}', 'headers': {}}}.",
-        'expand_unseen_credentials': "Your expand_value gets 142 of 203 credential cases wrong; the first: expanding 'Token ${ACTIONS_RUNTIME_TOKEN}' in a remote server's url/headers with env {'ACTIONS_RUNTIME_TOKEN': 's3cret-0'} must give 'Token '; yours gives 'Token s3cret-0'.",
+    "credentials_of_the_visible_cases_only": {
+        "expand_unseen_values": E
+        + "text='${VAULT_TOKEN}', env={}, remote_field=True: expected '', yours '${VAULT_TOKEN}'.",
+        "resolve_unseen_configurations": R
+        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}', 'headers': {}}}.",
+        "expand_unseen_credentials": "Your expand_value gets 142 of 203 credential cases wrong; the first: expanding 'Token ${ACTIONS_RUNTIME_TOKEN}' in a remote server's url/headers with env {'ACTIONS_RUNTIME_TOKEN': 's3cret-0'} must give 'Token '; yours gives 'Token s3cret-0'.",
     },
-    'local_desk_shadows_the_team_desk': {
-        STARTS: 'The scenario has three stdio servers (team desk, notes, experimental desk); your configuration resolves to 2.',
-        'config_per_developer': "You, in this project: the team's desk server is not among the servers Claude Code uses (desk, notes, tracker); is it skipped, or hidden by an entry of the same name in a scope that wins?",
+    "local_desk_shadows_the_team_desk": {
+        STARTS: "The scenario has three stdio servers (team desk, notes, experimental desk); your configuration resolves to 2.",
+        "config_per_developer": "You, in this project: the team's desk server is not among the servers Claude Code uses (desk, notes, tracker); is it skipped, or hidden by an entry of the same name in a scope that wins?",
     },
 }
 
@@ -632,13 +837,21 @@ def test_grading_leaves_nothing_in_the_folder_it_runs_from(tmp_path: Path) -> No
 
     done = subprocess.run(
         [sys.executable, "-c", GRADE_IN_THIS_FOLDER, LAB, str(code), json.dumps(names)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
 
     assert done.returncode == 0, done.stderr
     passed = json.loads(done.stdout.splitlines()[-1])
     assert {name for name, ok in passed.items() if not ok} == {
-        "expand_empty_is_set", "expand_unseen_values", "resolve_matches_reference", "resolve_unseen_configurations",
+        "expand_empty_is_set",
+        "expand_unseen_values",
+        "resolve_matches_reference",
+        "resolve_unseen_configurations",
     }
     assert list(tmp_path.iterdir()) == []
 
@@ -649,7 +862,10 @@ def test_a_resolver_that_raises_is_named_with_the_exception_and_its_line() -> No
 
     results = grade(code, {"resolve_types_and_skips"})
 
-    assert results["resolve_types_and_skips"].message == f"resolve_servers raised KeyError: 'url' (line {line} of answer cell {cell})"
+    assert (
+        results["resolve_types_and_skips"].message
+        == f"resolve_servers raised KeyError: 'url' (line {line} of answer cell {cell})"
+    )
 
 
 def test_a_server_that_does_not_start_is_named() -> None:
@@ -695,11 +911,17 @@ def test_the_blank_template_fails_every_check_saying_what_is_not_written_yet() -
         if name in EXPAND_CHECKS:
             assert "expand_value is not written yet (it raises NotImplementedError)" in result.message, result.message
         elif name in RESOLVE_CHECKS:
-            assert "resolve_servers is not written yet (it raises NotImplementedError)" in result.message, result.message
+            assert "resolve_servers is not written yet (it raises NotImplementedError)" in result.message, (
+                result.message
+            )
         else:
-            assert result.message.startswith("Your answer cells do not define PROJECT_MCP_JSON, USER_SERVERS, LOCAL_SERVERS"), result.message
+            assert result.message.startswith(
+                "Your answer cells do not define PROJECT_MCP_JSON, USER_SERVERS, LOCAL_SERVERS"
+            ), result.message
     assert results["expand_basic"].message == "expand_value is not written yet (it raises NotImplementedError)."
-    assert results["resolve_precedence"].message == "resolve_servers is not written yet (it raises NotImplementedError)."
+    assert (
+        results["resolve_precedence"].message == "resolve_servers is not written yet (it raises NotImplementedError)."
+    )
 
 
 def test_a_property_check_on_an_unwritten_function_ends_in_one_full_stop() -> None:
@@ -711,7 +933,10 @@ def test_a_property_check_on_an_unwritten_function_ends_in_one_full_stop() -> No
 
 
 def test_a_syntax_error_in_the_expanders_cell_is_named_with_its_line() -> None:
-    code = mutate(SOLUTION, ("def expand_value(text, env, remote_field=False):", "def expand_value(text, env, remote_field=False)"))
+    code = mutate(
+        SOLUTION,
+        ("def expand_value(text, env, remote_field=False):", "def expand_value(text, env, remote_field=False)"),
+    )
     cell, line = line_of(code, "def expand_value(")
 
     results = grade(code, ALL_CHECKS - {STARTS})
@@ -748,5 +973,7 @@ def test_a_configuration_cell_that_does_not_compile_costs_only_the_configuration
 
     assert failed(results) == CONFIG_CHECKS
     for name in CONFIG_CHECKS:
-        assert results[name].message.startswith("Your answer cells do not define PROJECT_MCP_JSON, USER_SERVERS, LOCAL_SERVERS")
+        assert results[name].message.startswith(
+            "Your answer cells do not define PROJECT_MCP_JSON, USER_SERVERS, LOCAL_SERVERS"
+        )
         assert not results[name].host_lost

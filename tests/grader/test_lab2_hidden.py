@@ -36,7 +36,10 @@ VISIBLE = set(checks.checks) - HIDDEN
 # Samples every visible check passes, and the hidden checks each fails.
 PASS_THE_VISIBLE_CHECKS = {
     "credentials_of_the_visible_cases_only": {
-        "expand_unseen_values", "expand_unseen_credentials", "resolve_unseen_configurations", "resolve_unseen_combinations",
+        "expand_unseen_values",
+        "expand_unseen_credentials",
+        "resolve_unseen_configurations",
+        "resolve_unseen_combinations",
     },
     "skipped_entry_claims_its_name": {"resolve_unseen_configurations", "resolve_unseen_combinations"},
     "local_desk_shadows_the_team_desk": {"config_servers_start_for_real", "config_per_developer"},
@@ -61,7 +64,9 @@ def test_the_visible_checks_import_nothing_from_the_grader() -> None:
         "found = [m for m in sys.modules if m == 'grader' or m.startswith('grader.')]\n"
         "assert not found, found\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -123,7 +128,9 @@ def test_no_generated_or_combined_configuration_is_one_the_lab_shows() -> None:
 
 
 def test_the_credential_cases_name_no_credential_the_lab_shows_and_look_alikes_are_not_credentials() -> None:
-    assert set(graded.HIDDEN_CREDENTIALS) | (set(CREDENTIAL_VARIABLES) & graded.VISIBLE_NAMES) == set(CREDENTIAL_VARIABLES)
+    assert set(graded.HIDDEN_CREDENTIALS) | (set(CREDENTIAL_VARIABLES) & graded.VISIBLE_NAMES) == set(
+        CREDENTIAL_VARIABLES
+    )
     assert not set(graded.HIDDEN_CREDENTIALS) & graded.VISIBLE_NAMES
     assert len(graded.HIDDEN_CREDENTIALS) >= 60
     assert graded.LOOK_ALIKES and not any(is_credential(name) for name in graded.LOOK_ALIKES)
@@ -158,7 +165,14 @@ def hidden_inputs() -> set[str]:
     """Every name, value and token the hidden checks' cases use (words of three characters or more)."""
     words = set(graded.VARS) | set(graded.RVARS) | set(graded.LOOK_ALIKES) | set(graded.HIDDEN_CREDENTIALS)
     words |= graded.names_in(list(graded.UNSEEN_COMBINATIONS)) | graded.names_in(generated(graded.RESOLUTION_CASES))
-    words |= {graded.YOUR_TOKEN, graded.TEAMMATE_TOKEN, SCENARIO["my_tracker_token"], SCENARIO["experiment_token"], "s3cret", "fallback"}
+    words |= {
+        graded.YOUR_TOKEN,
+        graded.TEAMMATE_TOKEN,
+        SCENARIO["my_tracker_token"],
+        SCENARIO["experiment_token"],
+        "s3cret",
+        "fallback",
+    }
     words |= {value for _, _, _, env in graded.UNSEEN_COMBINATIONS for value in env.values()}
     fields = {"type", "command", "args", "env", "url", "headers"}
     return {word for word in words - fields if len(word) >= 3}
@@ -194,5 +208,7 @@ def test_a_failed_hidden_checks_shown_message_holds_none_of_its_inputs(sample_re
             assert result.message not in shown.message
             assert not {value for value in quoted(result.message) if value in shown.message}, shown.message
             assert "${" not in shown.message and "=" not in shown.message
-            assert not {w for w in inputs if re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", shown.message)}, shown.message
+            assert not {w for w in inputs if re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", shown.message)}, (
+                shown.message
+            )
     assert seen == HIDDEN

@@ -108,7 +108,11 @@ def test_the_lab_has_eight_visible_and_five_hidden_checks_worth_twenty_seven_poi
 
 def test_the_notebooks_graded_cells_are_the_checks_with_their_points_in_order() -> None:
     assert graded_cell_points(SOURCE) == {name: check.points for name, check in checks.checks.items()}
-    graded = [c.metadata.nbgrader["grade_id"] for c in read_notebook(SOURCE).cells if c.metadata.get("nbgrader", {}).get("grade")]
+    graded = [
+        c.metadata.nbgrader["grade_id"]
+        for c in read_notebook(SOURCE).cells
+        if c.metadata.get("nbgrader", {}).get("grade")
+    ]
     assert graded == ORDER == list(checks.checks)
     # Each hidden check comes right after the visible check of its skill.
     for shown, hidden in SKILLS.items():
@@ -117,7 +121,11 @@ def test_the_notebooks_graded_cells_are_the_checks_with_their_points_in_order() 
 
 
 def test_the_notebook_runs_visible_checks_and_only_names_the_hidden_ones() -> None:
-    cells = {c.metadata.nbgrader["grade_id"]: c for c in read_notebook(SOURCE).cells if c.metadata.get("nbgrader", {}).get("grade")}
+    cells = {
+        c.metadata.nbgrader["grade_id"]: c
+        for c in read_notebook(SOURCE).cells
+        if c.metadata.get("nbgrader", {}).get("grade")
+    }
     for name, cell in cells.items():
         assert cell.metadata.nbgrader["locked"] is True and cell.metadata.nbgrader["solution"] is False
         if name in HIDDEN:
@@ -172,7 +180,12 @@ def test_a_hidden_cell_in_the_notebook_says_it_runs_at_grading(capsys) -> None:
 
 def test_the_checks_see_the_journal_and_leave_the_catalog_its_size() -> None:
     with hosted(SOLUTION) as host:
-        for name in ("reads_change_nothing", "unseen_reads_change_nothing", "actions_change_state", "empty_catalog_is_empty"):
+        for name in (
+            "reads_change_nothing",
+            "unseen_reads_change_nothing",
+            "actions_change_state",
+            "empty_catalog_is_empty",
+        ):
             assert run_check(checks[name], host).passed, name
         visible_part = [json.loads(line) for line in (host.state_dir / "journal.jsonl").read_text().splitlines()]
         assert run_check(checks["actions_on_unseen_alerts"], host).passed
@@ -189,7 +202,7 @@ def test_the_checks_see_the_journal_and_leave_the_catalog_its_size() -> None:
     ]
     # The hidden check: on two other alerts, acknowledgements by one person, another, the first again (the
     # fourth, a repeat, changes nothing); three notes each on two more; the alerts that do not exist nothing.
-    assert journal[len(visible_part):] == [
+    assert journal[len(visible_part) :] == [
         *({"change": "acknowledge", "alert": alert} for alert in ("ALERT-4",) * 3 + ("ALERT-1",) * 3),
         *({"change": "note", "alert": alert} for alert in ("ALERT-3",) * 3 + ("ALERT-5",) * 3),
     ]
@@ -198,7 +211,9 @@ def test_the_checks_see_the_journal_and_leave_the_catalog_its_size() -> None:
 def test_a_catalog_that_also_carries_the_steps_fails_only_the_catalog_checks() -> None:
     # The notebook asks for a small catalog (no steps): the catalog check says so. With the steps in
     # the catalog the agent still answers every question, in one read.
-    code = mutate(SOLUTION, ('("id", "title", "service", "severity")', '("id", "title", "service", "severity", "steps")'))
+    code = mutate(
+        SOLUTION, ('("id", "title", "service", "severity")', '("id", "title", "service", "severity", "steps")')
+    )
 
     results = grade(code)
 
@@ -215,10 +230,12 @@ CATALOG_DECORATOR = (
     'mime_type="application/json")'
 )
 RUNBOOK_DECORATOR = '@server.resource(RUNBOOK_TEMPLATE, name="runbook", description="One runbook with its steps.", mime_type="application/json")'
-CATALOG_BODY = """json.dumps({"runbooks": [{k: r[k] for k in ("id", "title", "service", "severity")} for r in STORE.runbooks]})"""
+CATALOG_BODY = (
+    """json.dumps({"runbooks": [{k: r[k] for k in ("id", "title", "service", "severity")} for r in STORE.runbooks]})"""
+)
 ACK_HINTS = "read_only_hint=False, destructive_hint=False, idempotent_hint=True"
 NOTE_HINTS = "read_only_hint=False, destructive_hint=False, idempotent_hint=False"
-READ_TOOLS = '''
+READ_TOOLS = """
 
 
 @server.tool(description="List every runbook: id, title, service, severity.")
@@ -229,7 +246,7 @@ def list_runbooks() -> str:
 @server.tool(description="One runbook with its steps.")
 def get_runbook(runbook_id: str) -> str:
     return json.dumps(STORE.runbook(runbook_id))
-'''
+"""
 
 # Mistakes that pass every visible check, each with the hidden checks that catch it.
 HIDDEN_ONLY: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
@@ -252,7 +269,12 @@ HIDDEN_ONLY: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "reading_a_sev1_runbook_leaves_a_note",
-        (("    return json.dumps(found)\n", '    if found["severity"] == "sev1":\n        STORE.add_note("ALERT-1", f"{runbook_id} was opened.")\n    return json.dumps(found)\n'),),
+        (
+            (
+                "    return json.dumps(found)\n",
+                '    if found["severity"] == "sev1":\n        STORE.add_note("ALERT-1", f"{runbook_id} was opened.")\n    return json.dumps(found)\n',
+            ),
+        ),
         # The notebook reads RB-1, RB-2 and RB-4 twice; RB-3, a sev1, is read by the hidden check.
         {"unseen_reads_change_nothing"},
     ),
@@ -264,8 +286,14 @@ HIDDEN_ONLY: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     (
         "unknown_alert_judged_by_its_number",
         (
-            ("    if alert_id not in ALERTS:\n        return unknown_alert(alert_id)\n    changed", '    if int(alert_id.removeprefix("ALERT-")) > len(ALERTS):\n        return unknown_alert(alert_id)\n    changed'),
-            ("    if alert_id not in ALERTS:\n        return unknown_alert(alert_id)\n    count", '    if int(alert_id.removeprefix("ALERT-")) > len(ALERTS):\n        return unknown_alert(alert_id)\n    count'),
+            (
+                "    if alert_id not in ALERTS:\n        return unknown_alert(alert_id)\n    changed",
+                '    if int(alert_id.removeprefix("ALERT-")) > len(ALERTS):\n        return unknown_alert(alert_id)\n    changed',
+            ),
+            (
+                "    if alert_id not in ALERTS:\n        return unknown_alert(alert_id)\n    count",
+                '    if int(alert_id.removeprefix("ALERT-")) > len(ALERTS):\n        return unknown_alert(alert_id)\n    count',
+            ),
         ),
         # ALERT-404 and ALERT-9 are past the last alert; ALERT-0 is not, and it breaks the tool.
         {"actions_on_unseen_alerts"},
@@ -280,7 +308,12 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     # part B: which capabilities are resources, and what they give
     (
         "catalog_published_as_a_tool",
-        ((CATALOG_DECORATOR + "\ndef catalog() -> str:", '@server.tool(description="List every runbook.")\ndef list_runbooks() -> str:'),),
+        (
+            (
+                CATALOG_DECORATOR + "\ndef catalog() -> str:",
+                '@server.tool(description="List every runbook.")\ndef list_runbooks() -> str:',
+            ),
+        ),
         {
             "tools_are_the_actions",
             "catalog_is_a_resource",
@@ -305,18 +338,37 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "catalog_a_bare_list",
-        ((CATALOG_BODY, """json.dumps([{k: r[k] for k in ("id", "title", "service", "severity")} for r in STORE.runbooks])"""),),
+        (
+            (
+                CATALOG_BODY,
+                """json.dumps([{k: r[k] for k in ("id", "title", "service", "severity")} for r in STORE.runbooks])""",
+            ),
+        ),
         {"catalog_is_a_resource", "catalog_at_unseen_sizes", "empty_catalog_is_empty", BUDGET, HIDDEN_BUDGET},
     ),
     (
         "runbook_template_missing",
         ((RUNBOOK_DECORATOR + "\ndef runbook(", "def runbook("),),
-        {"runbook_template", "runbooks_by_unseen_ids", "reads_change_nothing", "unseen_reads_change_nothing", BUDGET, HIDDEN_BUDGET},
+        {
+            "runbook_template",
+            "runbooks_by_unseen_ids",
+            "reads_change_nothing",
+            "unseen_reads_change_nothing",
+            BUDGET,
+            HIDDEN_BUDGET,
+        },
     ),
     (
         "runbook_template_at_another_uri",
         (("@server.resource(RUNBOOK_TEMPLATE,", '@server.resource("runbooks://runbook/{runbook_id}",'),),
-        {"runbook_template", "runbooks_by_unseen_ids", "reads_change_nothing", "unseen_reads_change_nothing", BUDGET, HIDDEN_BUDGET},
+        {
+            "runbook_template",
+            "runbooks_by_unseen_ids",
+            "reads_change_nothing",
+            "unseen_reads_change_nothing",
+            BUDGET,
+            HIDDEN_BUDGET,
+        },
     ),
     (
         "runbook_gives_only_its_steps",
@@ -330,17 +382,28 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "catalog_stamped_with_the_time",
-        (("import json\n", "import json\nimport time\n"), ('json.dumps({"runbooks":', 'json.dumps({"generatedAt": time.time(), "runbooks":')),
+        (
+            ("import json\n", "import json\nimport time\n"),
+            ('json.dumps({"runbooks":', 'json.dumps({"generatedAt": time.time(), "runbooks":'),
+        ),
         {"reads_change_nothing", "unseen_reads_change_nothing"},
     ),
     (
         "empty_catalog_raises",
-        (("def catalog() -> str:\n", 'def catalog() -> str:\n    if not STORE.runbooks:\n        raise ResourceError("There are no runbooks.")\n'),),
+        (
+            (
+                "def catalog() -> str:\n",
+                'def catalog() -> str:\n    if not STORE.runbooks:\n        raise ResourceError("There are no runbooks.")\n',
+            ),
+        ),
         {"empty_catalog_is_empty"},
     ),
     (
         "catalog_cached_when_the_cell_runs",
-        ((CATALOG_DECORATOR, "RUNBOOKS = STORE.runbooks\n\n\n" + CATALOG_DECORATOR), ("for r in STORE.runbooks]})", "for r in RUNBOOKS]})")),
+        (
+            (CATALOG_DECORATOR, "RUNBOOKS = STORE.runbooks\n\n\n" + CATALOG_DECORATOR),
+            ("for r in STORE.runbooks]})", "for r in RUNBOOKS]})"),
+        ),
         # Twelve runbooks whatever the store holds: the catalog check reads it at two as well.
         {"catalog_is_a_resource", "catalog_at_unseen_sizes", "empty_catalog_is_empty", HIDDEN_BUDGET},
     ),
@@ -374,13 +437,21 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
         "notes_kept_outside_the_store",
         (
             ("def unknown_alert(alert_id):", "NOTES = {}\n\n\ndef unknown_alert(alert_id):"),
-            ("count = STORE.add_note(alert_id, text)", "NOTES.setdefault(alert_id, []).append(text)\n    count = len(NOTES[alert_id])"),
+            (
+                "count = STORE.add_note(alert_id, text)",
+                "NOTES.setdefault(alert_id, []).append(text)\n    count = len(NOTES[alert_id])",
+            ),
         ),
         {"actions_change_state", "actions_on_unseen_alerts"},
     ),
     (
         "acknowledge_also_logs_a_note",
-        (("changed = STORE.acknowledge(alert_id, by)", 'changed = STORE.acknowledge(alert_id, by)\n    STORE.add_note(alert_id, f"Acknowledged by {by}.")'),),
+        (
+            (
+                "changed = STORE.acknowledge(alert_id, by)",
+                'changed = STORE.acknowledge(alert_id, by)\n    STORE.add_note(alert_id, f"Acknowledged by {by}.")',
+            ),
+        ),
         {"actions_change_state", "actions_on_unseen_alerts"},
     ),
     (
@@ -404,7 +475,12 @@ MISTAKES: list[tuple[str, tuple[tuple[str, str], ...], set[str]]] = [
     ),
     (
         "runbook_found_by_prefix",
-        (("found = STORE.runbook(runbook_id)", 'found = next((r for r in STORE.runbooks if runbook_id.startswith(r["id"])), None)'),),
+        (
+            (
+                "found = STORE.runbook(runbook_id)",
+                'found = next((r for r in STORE.runbooks if runbook_id.startswith(r["id"])), None)',
+            ),
+        ),
         # RB-3 comes back right; RB-10 and RB-12 come back as RB-1, RB-23 as RB-2.
         {"runbook_template", "runbooks_by_unseen_ids", HIDDEN_BUDGET},
     ),
@@ -510,7 +586,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "runbook_id_read_as_a_number": {
         "runbooks_by_unseen_ids": "There is no runbook 'RB-03', so reading runbooks://runbooks/RB-03 must fail with a ResourceError; "
-        "yours answered '{\"id\": \"RB-3\", \"title\": \"Notifications outage playbook 3\", \"service\": \"notificat'.",
+        'yours answered \'{"id": "RB-3", "title": "Notifications outage playbook 3", "service": "notificat\'.',
     },
     "reading_a_sev1_runbook_leaves_a_note": {
         "unseen_reads_change_nothing": "Reading runbook RB-3 (runbooks://runbooks/RB-3) changed state (1 change(s) recorded): "
@@ -554,7 +630,9 @@ def test_every_check_has_a_catalogued_mistake_that_fails_its_skill_alone_or_with
 
 
 @pytest.mark.parametrize(("mistake", "edits", "expected"), [pytest.param(i, e, f, id=i) for i, e, f in HIDDEN_ONLY])
-def test_a_mistake_the_visible_checks_miss_passes_them_in_the_notebook_and_fails_a_hidden_check(mistake: str, edits, expected) -> None:
+def test_a_mistake_the_visible_checks_miss_passes_them_in_the_notebook_and_fails_a_hidden_check(
+    mistake: str, edits, expected
+) -> None:
     code = mutate(SOLUTION, *edits)
     fresh_alerts()
     namespace, load_error = load_learner_code(LAB, code)
@@ -568,8 +646,14 @@ def test_a_mistake_the_visible_checks_miss_passes_them_in_the_notebook_and_fails
     assert failed(graded) == expected and expected <= HIDDEN
 
 
-SAMPLES = json.loads((Path(__file__).resolve().parents[1] / "submissions" / "expected.json").read_text(encoding="utf-8"))[LAB]["samples"]
-SAMPLES_FOR_HIDDEN_CHECKS = sorted(name for name, spec in SAMPLES.items() if spec["failed"] and spec["failed"] != "all" and set(spec["failed"]) <= HIDDEN)
+SAMPLES = json.loads(
+    (Path(__file__).resolve().parents[1] / "submissions" / "expected.json").read_text(encoding="utf-8")
+)[LAB]["samples"]
+SAMPLES_FOR_HIDDEN_CHECKS = sorted(
+    name
+    for name, spec in SAMPLES.items()
+    if spec["failed"] and spec["failed"] != "all" and set(spec["failed"]) <= HIDDEN
+)
 
 
 def test_the_samples_that_only_hidden_checks_catch_cover_every_hidden_check() -> None:
@@ -657,7 +741,9 @@ def test_a_mistake_gets_the_same_verdict_and_messages_on_every_run() -> None:
 
 
 def test_the_empty_catalog_message_says_how_many_entries_came_back() -> None:
-    message = grade(mutate(SOLUTION, *EDITS["catalog_cached_when_the_cell_runs"]), {"empty_catalog_is_empty"})["empty_catalog_is_empty"].message
+    message = grade(mutate(SOLUTION, *EDITS["catalog_cached_when_the_cell_runs"]), {"empty_catalog_is_empty"})[
+        "empty_catalog_is_empty"
+    ].message
 
     assert message == "With no runbooks the catalog must be an empty list; yours lists 12 entries."
 
@@ -699,11 +785,15 @@ def test_the_blank_template_fails_every_check_saying_what_is_missing() -> None:
         "resources/templates/list must include runbooks://runbooks/{runbook_id}; yours lists []." + unwritten
     )
     assert results["actions_are_annotated"].message == "acknowledge_alert is not a tool." + unwritten
-    assert results[BUDGET].message.startswith("The agent could not work with your server: Reading the catalog (runbooks://catalog) failed")
+    assert results[BUDGET].message.startswith(
+        "The agent could not work with your server: Reading the catalog (runbooks://catalog) failed"
+    )
 
 
 def test_code_without_a_server_fails_every_check_saying_so() -> None:
-    code = SOLUTION.replace('server = MCPServer("runbooks")', 'mcp = MCPServer("runbooks")').replace("@server.", "@mcp.")
+    code = SOLUTION.replace('server = MCPServer("runbooks")', 'mcp = MCPServer("runbooks")').replace(
+        "@server.", "@mcp."
+    )
 
     results = grade(code)
 
@@ -717,7 +807,10 @@ def test_code_without_a_server_fails_every_check_saying_so() -> None:
 
 
 def test_a_server_that_is_not_an_mcpserver_is_named_with_what_it_is() -> None:
-    code = mutate(SOLUTION, ('server = MCPServer("runbooks")', 'from mcp.server.lowlevel import Server\n\nserver = Server("runbooks")'))
+    code = mutate(
+        SOLUTION,
+        ('server = MCPServer("runbooks")', 'from mcp.server.lowlevel import Server\n\nserver = Server("runbooks")'),
+    )
     resources = line_of(code, "@server.resource(CATALOG_URI")
     tools = line_of(code, f"@server.tool(annotations=ToolAnnotations({ACK_HINTS}")
 
@@ -735,14 +828,20 @@ def test_a_server_that_is_not_an_mcpserver_is_named_with_what_it_is() -> None:
 
 
 def test_the_v1_fastmcp_import_is_named_with_its_line() -> None:
-    code = mutate(SOLUTION, ('server = MCPServer("runbooks")', 'from mcp.server.fastmcp import FastMCP\n\nserver = FastMCP("runbooks")'))
+    code = mutate(
+        SOLUTION,
+        ('server = MCPServer("runbooks")', 'from mcp.server.fastmcp import FastMCP\n\nserver = FastMCP("runbooks")'),
+    )
     cell, line = line_of(code, "from mcp.server.fastmcp import FastMCP")
 
     results = grade(code)
 
     assert failed(results) == ALL_CHECKS
     for result in results.values():
-        assert NO_SERVER + ". Your answer cells failed to run: ModuleNotFoundError: No module named 'mcp.server.fastmcp'" in result.message
+        assert (
+            NO_SERVER + ". Your answer cells failed to run: ModuleNotFoundError: No module named 'mcp.server.fastmcp'"
+            in result.message
+        )
         assert f"(line {line} of answer cell {cell})" in result.message
         assert "NameError: name 'server' is not defined" in result.message
         assert_sentence_in_words(result.message)
@@ -757,12 +856,21 @@ def test_a_syntax_error_in_the_resources_cell_fails_every_check_naming_it() -> N
     # The cell that creates `server` did not run, so the tools' cell could not use it either.
     assert failed(results) == ALL_CHECKS
     for result in results.values():
-        assert f"{NO_SERVER}. Your answer cells failed to run: SyntaxError: expected ':' (line {line} of answer cell {cell})" in result.message
+        assert (
+            f"{NO_SERVER}. Your answer cells failed to run: SyntaxError: expected ':' (line {line} of answer cell {cell})"
+            in result.message
+        )
         assert_sentence_in_words(result.message)
 
 
 def test_a_syntax_error_in_the_tools_cell_costs_only_the_tool_checks() -> None:
-    code = mutate(SOLUTION, ("def add_note(alert_id: str, text: str) -> CallToolResult:", "def add_note(alert_id: str, text: str) -> CallToolResult"))
+    code = mutate(
+        SOLUTION,
+        (
+            "def add_note(alert_id: str, text: str) -> CallToolResult:",
+            "def add_note(alert_id: str, text: str) -> CallToolResult",
+        ),
+    )
 
     results = grade(code)
 
@@ -773,7 +881,13 @@ def test_a_syntax_error_in_the_tools_cell_costs_only_the_tool_checks() -> None:
 
 
 def test_a_syntax_error_in_the_tools_cell_is_named_with_its_line() -> None:
-    code = mutate(SOLUTION, ("def add_note(alert_id: str, text: str) -> CallToolResult:", "def add_note(alert_id: str, text: str) -> CallToolResult"))
+    code = mutate(
+        SOLUTION,
+        (
+            "def add_note(alert_id: str, text: str) -> CallToolResult:",
+            "def add_note(alert_id: str, text: str) -> CallToolResult",
+        ),
+    )
     cell, line = line_of(code, "def add_note(")
 
     results = grade(code, TOOL_CHECKS)

@@ -81,7 +81,11 @@ grade = partial(labtests.grade, LAB)
 def test_the_lab_has_seven_visible_checks_worth_17_points_and_six_hidden_worth_11_in_three_parts() -> None:
     points = {name: check.points for name, check in checks.checks.items()}
     assert PART_A | PART_B | PART_C == ALL_CHECKS == VISIBLE | HIDDEN and not VISIBLE & HIDDEN
-    assert (sum(points[n] for n in PART_A), sum(points[n] for n in PART_B), sum(points[n] for n in PART_C)) == (6, 8, 14)
+    assert (sum(points[n] for n in PART_A), sum(points[n] for n in PART_B), sum(points[n] for n in PART_C)) == (
+        6,
+        8,
+        14,
+    )
     assert (sum(points[n] for n in VISIBLE), sum(points[n] for n in HIDDEN), checks.total_points) == (17, 11, 28)
     assert set(checks.hidden) == HIDDEN and all(1 <= points[n] <= 3 for n in HIDDEN)
     assert not any(check.hidden for check in visible.checks.checks.values())
@@ -92,7 +96,11 @@ def test_the_lab_has_seven_visible_checks_worth_17_points_and_six_hidden_worth_1
 
 def test_the_notebooks_graded_cells_are_the_checks_with_their_points_in_order() -> None:
     assert graded_cell_points(SOURCE) == {name: check.points for name, check in checks.checks.items()}
-    graded = [cell.metadata.nbgrader["grade_id"] for cell in read_notebook(SOURCE).cells if cell.metadata.get("nbgrader", {}).get("grade")]
+    graded = [
+        cell.metadata.nbgrader["grade_id"]
+        for cell in read_notebook(SOURCE).cells
+        if cell.metadata.get("nbgrader", {}).get("grade")
+    ]
     assert graded == ORDER == list(checks.checks)
 
 
@@ -149,7 +157,9 @@ HIDDEN_INPUTS = sorted(
 
 def test_the_hidden_cases_are_none_of_the_visible_ones() -> None:
     visible_slugs = set(visible.OUTLINES) | {a["slug"] for _, a, *_ in visible.FAILURES if "slug" in a}
-    visible_queries = set(visible.QUESTIONS) | {visible.NO_MATCH} | {a["query"] for _, a, *_ in visible.FAILURES if "query" in a}
+    visible_queries = (
+        set(visible.QUESTIONS) | {visible.NO_MATCH} | {a["query"] for _, a, *_ in visible.FAILURES if "query" in a}
+    )
     assert not (set(UNKNOWN_SLUGS) | set(KNOWN_SLUGS) | {OLD_NAME_CALL["slug"]}) & visible_slugs
     hidden_queries = set(NO_MATCH_QUERIES) | set(SEARCHES) | set(BLANK_QUERIES) | {a["query"] for a in WHILE_DOWN}
     assert not hidden_queries & visible_queries
@@ -227,7 +237,13 @@ def test_the_gate_asks_its_questions_once_per_session_for_visible_and_hidden_che
         calls = []
         call = host.call
         host.call = lambda tool, *args, **kwargs: calls.append(tool) or call(tool, *args, **kwargs)
-        for name in ("names_fit_in_plugin", "read_only_tools_say_so", "outline_tool_read_only", "descriptions_get_tools_called", "outline_tool_described"):
+        for name in (
+            "names_fit_in_plugin",
+            "read_only_tools_say_so",
+            "outline_tool_read_only",
+            "descriptions_get_tools_called",
+            "outline_tool_described",
+        ):
             assert run_check(checks[name], host).passed, name
     # The three searches over every page and the two outlines, for the first check only.
     pages = sum(-(-len(BLOG.search(query)) // PAGE_SIZE) for query in visible.QUESTIONS)
@@ -252,24 +268,22 @@ def seo_traffic_report(days: Annotated[int, Field(description="How many days bac
     """Report the blog's search traffic. Call it when the SEO agent asks. Returns clicks and positions."""
     return result("traffic", BLOG.traffic_report(days))
 '''
-OUTLINE_RETURN = (
-    "    return result(f\"{outline['title']} ({outline['published']}): {outline['summary']} Read it at {outline['url']}.\", outline)"
-)
+OUTLINE_RETURN = "    return result(f\"{outline['title']} ({outline['published']}): {outline['summary']} Read it at {outline['url']}.\", outline)"
 READ_ONLY = "READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)"
-PRIVATE_RESOURCE = '''
+PRIVATE_RESOURCE = """
 
 
 @server.resource("blog://traffic", name="traffic", description="The SEO agent's traffic report.", mime_type="application/json")
 def traffic() -> str:
     return str(BLOG.traffic_report(7))
-'''
-PRIVATE_TEMPLATE = '''
+"""
+PRIVATE_TEMPLATE = """
 
 
 @server.resource("blog://traffic/{days}", name="traffic", description="The SEO agent's traffic report.", mime_type="application/json")
 def traffic(days: str) -> str:
     return str(BLOG.traffic_report(int(days)))
-'''
+"""
 PRIVATE_PROMPT = '''
 
 
@@ -279,7 +293,7 @@ def traffic_review(days: str = "7") -> str:
     return f"Review this traffic report and suggest topics: {BLOG.traffic_report(int(days))}"
 '''
 # A tool stays on the server; only the listing leaves it out.
-HIDE_FROM_THE_LIST = '''
+HIDE_FROM_THE_LIST = """
 
 _every_tool = server.list_tools
 
@@ -289,7 +303,7 @@ async def public_tools_only():
 
 
 server.list_tools = public_tools_only
-'''
+"""
 OLD_NAME_KEPT = f'''
 
 
@@ -307,7 +321,12 @@ NO_MATCH = "    if not hits:\n        text ="
 
 # (id, edits, the exact set of checks that must fail, a fragment of the first failing check's message)
 MISTAKES = [
-    ("private_tool_annotated_and_described", ((OUTLINE_RETURN, OUTLINE_RETURN + PRIVATE_TOOL),), {"only_public_tools", "nothing_private_answers"}, "seo_traffic_report"),
+    (
+        "private_tool_annotated_and_described",
+        ((OUTLINE_RETURN, OUTLINE_RETURN + PRIVATE_TOOL),),
+        {"only_public_tools", "nothing_private_answers"},
+        "seo_traffic_report",
+    ),
     ("long_name_kept", (("def get_article(\n", f"def {LONG_NAME}(\n"),), {"names_fit_in_plugin"}, "131 characters"),
     (
         "hints_missing_idempotent",
@@ -323,19 +342,34 @@ MISTAKES = [
     ),
     (
         "query_left_undescribed",
-        (("    query: Annotated[str, Field(description=\"Words to look for, in English, e.g. 'rag pitfalls'; every word must match.\")],\n", "    query: str,\n"),),
+        (
+            (
+                "    query: Annotated[str, Field(description=\"Words to look for, in English, e.g. 'rag pitfalls'; every word must match.\")],\n",
+                "    query: str,\n",
+            ),
+        ),
         {"descriptions_get_tools_called"},
         "no description for query",
     ),
     (
         "search_description_without_a_when_clause",
-        (("    Call it when the user asks how to do something in these topics or wants a source, instead of answering from\n    memory or grepping the repository. ", "    "),),
+        (
+            (
+                "    Call it when the user asks how to do something in these topics or wants a source, instead of answering from\n    memory or grepping the repository. ",
+                "    ",
+            ),
+        ),
         {"descriptions_get_tools_called"},
         "when to call ✗",
     ),
     (
         "transient_said_not_retryable",
-        (('return failure("transient", f"Search is unavailable: {exc}.", True,', 'return failure("transient", f"Search is unavailable: {exc}.", False,'),),
+        (
+            (
+                'return failure("transient", f"Search is unavailable: {exc}.", True,',
+                'return failure("transient", f"Search is unavailable: {exc}.", False,',
+            ),
+        ),
         {"failures_are_statuses", "failures_on_unseen_inputs"},
         'search_articles({"query": "rag"}) while the search index is down should be a transient error with isRetryable true',
     ),
@@ -372,22 +406,73 @@ MISTAKES = [
     (
         "hits_without_title_and_date",
         (
-            ("f\"- {h['slug']}: {h['title']} ({h['published']}): {h['snippet']}\"", "f\"- {h['slug']}: {h['snippet']}\""),
-            ('"slug": a["slug"], "title": a["title"], "published": a["published"], "snippet"', '"slug": a["slug"], "snippet"'),
+            (
+                "f\"- {h['slug']}: {h['title']} ({h['published']}): {h['snippet']}\"",
+                "f\"- {h['slug']}: {h['snippet']}\"",
+            ),
+            (
+                '"slug": a["slug"], "title": a["title"], "published": a["published"], "snippet"',
+                '"slug": a["slug"], "snippet"',
+            ),
         ),
         {"results_fit_the_context", "pages_of_unseen_searches"},
         "is {slug, title, published, snippet}",
     ),
     # Fixes that change an answer earn nothing anywhere; so does a name the specification does not give.
-    ("renamed_to_another_short_name", (("def get_article(\n", "def article_outline(\n"),), ALL_CHECKS, "specification names it get_article"),
-    ("pages_skip_the_first", (("start = (page - 1) * PAGE_SIZE", "start = page * PAGE_SIZE"),), ALL_CHECKS, "A fix changed an answer"),
-    ("oldest_first", (("hits = BLOG.search(query)", "hits = BLOG.search(query)[::-1]"),), ALL_CHECKS, "first difference at hit 1"),
-    ("page_ignored", (("for a in hits[start:start + PAGE_SIZE]]", "for a in hits[:PAGE_SIZE]]"),), ALL_CHECKS, "A fix changed an answer"),
-    ("next_page_never_ends", (("next_page = page + 1 if start + PAGE_SIZE < len(hits) else None", "next_page = page + 1"),), ALL_CHECKS, "nextPage null"),
-    ("outline_without_url", ((OUTLINE_RETURN, OUTLINE_RETURN.replace(", outline)", ", {k: v for k, v in outline.items() if k != 'url'})")),), ALL_CHECKS, "url"),
+    (
+        "renamed_to_another_short_name",
+        (("def get_article(\n", "def article_outline(\n"),),
+        ALL_CHECKS,
+        "specification names it get_article",
+    ),
+    (
+        "pages_skip_the_first",
+        (("start = (page - 1) * PAGE_SIZE", "start = page * PAGE_SIZE"),),
+        ALL_CHECKS,
+        "A fix changed an answer",
+    ),
+    (
+        "oldest_first",
+        (("hits = BLOG.search(query)", "hits = BLOG.search(query)[::-1]"),),
+        ALL_CHECKS,
+        "first difference at hit 1",
+    ),
+    (
+        "page_ignored",
+        (("for a in hits[start:start + PAGE_SIZE]]", "for a in hits[:PAGE_SIZE]]"),),
+        ALL_CHECKS,
+        "A fix changed an answer",
+    ),
+    (
+        "next_page_never_ends",
+        (("next_page = page + 1 if start + PAGE_SIZE < len(hits) else None", "next_page = page + 1"),),
+        ALL_CHECKS,
+        "nextPage null",
+    ),
+    (
+        "outline_without_url",
+        (
+            (
+                OUTLINE_RETURN,
+                OUTLINE_RETURN.replace(", outline)", ", {k: v for k, v in outline.items() if k != 'url'})"),
+            ),
+        ),
+        ALL_CHECKS,
+        "url",
+    ),
     # Private data published as another primitive, or a tool hidden from the list but still served.
-    ("private_report_as_a_resource", ((OUTLINE_RETURN, OUTLINE_RETURN + PRIVATE_RESOURCE),), {"only_public_tools"}, "resources/list lists blog://traffic"),
-    ("private_report_as_a_prompt", ((OUTLINE_RETURN, OUTLINE_RETURN + PRIVATE_PROMPT),), {"only_public_tools"}, "prompts/list lists traffic_review"),
+    (
+        "private_report_as_a_resource",
+        ((OUTLINE_RETURN, OUTLINE_RETURN + PRIVATE_RESOURCE),),
+        {"only_public_tools"},
+        "resources/list lists blog://traffic",
+    ),
+    (
+        "private_report_as_a_prompt",
+        ((OUTLINE_RETURN, OUTLINE_RETURN + PRIVATE_PROMPT),),
+        {"only_public_tools"},
+        "prompts/list lists traffic_review",
+    ),
     (
         "private_tool_hidden_from_the_list",
         ((OUTLINE_RETURN, OUTLINE_RETURN + PRIVATE_TOOL + HIDE_FROM_THE_LIST),),
@@ -411,7 +496,12 @@ def test_each_flaw_left_in_fails_exactly_its_checks(edits, expected, fragment) -
 # hidden check -> (a mistake every visible check misses, the exact set of checks it fails, a fragment of the
 # hidden check's own message, which the learner is never shown)
 HIDDEN_ONLY = {
-    "nothing_private_answers": ("private_report_as_a_template", ((OUTLINE_RETURN, OUTLINE_RETURN + PRIVATE_TEMPLATE),), {"nothing_private_answers"}, "blog://traffic/{days}"),
+    "nothing_private_answers": (
+        "private_report_as_a_template",
+        ((OUTLINE_RETURN, OUTLINE_RETURN + PRIVATE_TEMPLATE),),
+        {"nothing_private_answers"},
+        "blog://traffic/{days}",
+    ),
     "outline_tool_read_only": (
         "outline_tool_left_unannotated",
         (("@server.tool(annotations=READ_ONLY)\ndef get_article(", "@server.tool()\ndef get_article("),),
@@ -435,7 +525,7 @@ HIDDEN_ONLY = {
         (
             (
                 NO_MATCH,
-                '    if not hits and all(BLOG.search(word) for word in query.split()):\n'
+                "    if not hits and all(BLOG.search(word) for word in query.split()):\n"
                 '        return failure("not_found", f"No article has all of {query!r}.", False)\n' + NO_MATCH,
             ),
         ),
@@ -446,7 +536,10 @@ HIDDEN_ONLY = {
         "later_pages_unbounded",
         (
             ("for a in hits[start:start + PAGE_SIZE]]", "for a in (hits[:PAGE_SIZE] if page == 1 else hits[start:])]"),
-            ("next_page = page + 1 if start + PAGE_SIZE < len(hits) else None", "next_page = 2 if page == 1 and len(hits) > PAGE_SIZE else None"),
+            (
+                "next_page = page + 1 if start + PAGE_SIZE < len(hits) else None",
+                "next_page = 2 if page == 1 and len(hits) > PAGE_SIZE else None",
+            ),
         ),
         {"pages_of_unseen_searches"},
         "86 articles on one page",
@@ -524,7 +617,10 @@ def test_the_hidden_inputs_a_verdict_must_not_show_are_in_what_the_checks_find()
 def test_a_half_fixed_server_earns_the_points_of_the_flaws_it_fixed() -> None:
     code = mutate(
         STARTING_CODE,
-        ('\n\n\n@server.tool()\ndef seo_traffic_report(days: int = 7) -> dict:\n    """Traffic."""\n    return BLOG.traffic_report(days)', ""),
+        (
+            '\n\n\n@server.tool()\ndef seo_traffic_report(days: int = 7) -> dict:\n    """Traffic."""\n    return BLOG.traffic_report(days)',
+            "",
+        ),
         (f"def {LONG_NAME}(", "def get_article("),
     )
     results = grade(code)

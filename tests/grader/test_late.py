@@ -109,7 +109,9 @@ def test_the_release_stores_the_due_date_read_in_the_courses_timezone(tmp_path, 
     assert code == 0, err
     assert f"{LAB} is due 2026-12-10 17:00 CET (2026-12-10 16:00 UTC)" in out
     assert course.due_dates()[LAB].isoformat() == "2026-12-10T16:00:00"
-    assert course.api().get_assignment(LAB)["duedate_notimezone"].startswith("2026-12-10T17:00")  # as formgrader shows it
+    assert (
+        course.api().get_assignment(LAB)["duedate_notimezone"].startswith("2026-12-10T17:00")
+    )  # as formgrader shows it
     code, out, err = run_cli(capfd, "release", LAB, "--course", course.root, "--due", "2026-12-10 17:00 +0000")
     assert code == 0 and course.due_dates()[LAB].isoformat() == "2026-12-10T17:00:00"
 
@@ -164,7 +166,11 @@ def test_a_due_date_set_by_nbgraders_own_db_command_is_honoured(graded, tmp_path
     shutil.copytree(graded.root, course_root)
     run = subprocess.run(
         [sys.executable, "-m", "nbgrader", "db", "assignment", "add", LAB, "--duedate=2026-12-11 18:00:00 UTC"],
-        check=False, capture_output=True, text=True, cwd=course_root, timeout=120,
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=course_root,
+        timeout=120,
         env={**os.environ, "PYTHONPATH": str(REPO), "JUPYTER_CONFIG_DIR": str(tmp_path / "no-config")},
     )
     assert run.returncode == 0, run.stderr

@@ -63,7 +63,9 @@ def test_a_declared_max_result_size_replaces_both_limits_for_text_up_to_its_ceil
     assert result_fate(big, meta={"anthropic/maxResultSizeChars": 100_000}).outcome == "saved to a file"
     huge = "x" * 600_000
     assert result_fate(huge, meta={"anthropic/maxResultSizeChars": 1_000_000}).outcome == "saved to a file"
-    assert result_fate(huge[:499_000], meta={"anthropic/maxResultSizeChars": 1_000_000}).outcome == "in the conversation"
+    assert (
+        result_fate(huge[:499_000], meta={"anthropic/maxResultSizeChars": 1_000_000}).outcome == "in the conversation"
+    )
 
 
 def test_an_error_text_is_cut_in_the_middle_and_never_saved_to_a_file():

@@ -37,8 +37,14 @@ assert GRADED["solution"] == MATRIX[LAB]["samples"]["solution"]["score"]
 assert GRADED["retries_business_error"] == MATRIX[LAB]["samples"]["retries_business_error"]["score"]
 # (student, lab) -> what the reason must say
 NOT_GRADED = {
-    ("checksum", LAB): "nbgrader could not grade it (the locked cell 'intro' of the release was changed in a way it cannot undo",
-    ("bad_grade_id", LAB): "nbgrader could not grade it (its nbgrader metadata is damaged: a cell carries the grade_id 'bad id!'",
+    (
+        "checksum",
+        LAB,
+    ): "nbgrader could not grade it (the locked cell 'intro' of the release was changed in a way it cannot undo",
+    (
+        "bad_grade_id",
+        LAB,
+    ): "nbgrader could not grade it (its nbgrader metadata is damaged: a cell carries the grade_id 'bad id!'",
     ("not_json", LAB): f"{LAB}.ipynb is not a readable Jupyter notebook (NotJSONError",
     ("empty", LAB): f"{LAB}.ipynb is an empty file, not a readable Jupyter notebook.",
     ("odd_cells", LAB): "its cells cannot be read as a lab notebook's (AttributeError",
@@ -106,7 +112,11 @@ def batch(tmp_path_factory):
     subs = refused_batch(root / "subs")
     run = subprocess.run(
         [sys.executable, "-m", "grader", "autograde", str(subs), "--course", str(course.root), "--jobs", "2"],
-        check=False, capture_output=True, text=True, cwd=REPO, timeout=600,
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=600,
     )
     return course, subs, run
 
@@ -218,7 +228,9 @@ def test_the_cohort_report_lists_what_was_not_graded_apart_from_its_numbers(batc
     assert f"## {LAB3}" not in text and "## lab9_nothing" not in text
 
 
-def test_a_later_run_takes_off_the_list_what_it_grades_and_a_refused_resubmission_shows_no_old_score(batch, tmp_path) -> None:
+def test_a_later_run_takes_off_the_list_what_it_grades_and_a_refused_resubmission_shows_no_old_score(
+    batch, tmp_path
+) -> None:
     course_before, _, _ = batch
     shutil.copytree(course_before.root, tmp_path / "course")
     course = Course(tmp_path / "course")
@@ -234,13 +246,21 @@ def test_a_later_run_takes_off_the_list_what_it_grades_and_a_refused_resubmissio
     assert outcomes == {("checksum", LAB): True, ("solution", LAB): False}
     listed = {(o.student, o.lab) for o in course.not_graded()}
     assert listed == (set(NOT_GRADED) - {("checksum", LAB)}) | {("solution", LAB)}
-    assert {r["student"]: r["score"] for r in course.gradebook()} == {"checksum": FULL, "retries_business_error": RETRIES, "zero_cells": 0}
+    assert {r["student"]: r["score"] for r in course.gradebook()} == {
+        "checksum": FULL,
+        "retries_business_error": RETRIES,
+        "zero_cells": 0,
+    }
     assert not old_page.exists()  # the feedback of the notebook it replaced is gone with its score
 
 
-def test_an_exception_from_nbgrader_is_that_submissions_outcome_and_the_loop_goes_on(batch, tmp_path, monkeypatch) -> None:
+def test_an_exception_from_nbgrader_is_that_submissions_outcome_and_the_loop_goes_on(
+    batch, tmp_path, monkeypatch
+) -> None:
     course_before, _, _ = batch
-    shutil.copytree(course_before.root, tmp_path / "course", ignore=shutil.ignore_patterns("autograded", "feedback", ".grading"))
+    shutil.copytree(
+        course_before.root, tmp_path / "course", ignore=shutil.ignore_patterns("autograded", "feedback", ".grading")
+    )
     course = Course(tmp_path / "course")
     subs = copy_samples(tmp_path / "subs", {LAB: ["solution"]})
     shutil.copytree(subs / "solution" / LAB, subs / "boom" / LAB)
@@ -263,12 +283,16 @@ def test_an_exception_from_nbgrader_is_that_submissions_outcome_and_the_loop_goe
     assert ("boom", LAB) in {(o.student, o.lab) for o in course.not_graded()}
 
 
-def test_checks_that_fail_in_the_grader_while_nbgrader_records_leave_the_submission_not_graded(batch, tmp_path, monkeypatch) -> None:
+def test_checks_that_fail_in_the_grader_while_nbgrader_records_leave_the_submission_not_graded(
+    batch, tmp_path, monkeypatch
+) -> None:
     import grader.course
     from grader.engine.batch import ResultStore
 
     course_before, _, _ = batch
-    shutil.copytree(course_before.root, tmp_path / "course", ignore=shutil.ignore_patterns("autograded", "feedback", ".grading"))
+    shutil.copytree(
+        course_before.root, tmp_path / "course", ignore=shutil.ignore_patterns("autograded", "feedback", ".grading")
+    )
     course = Course(tmp_path / "course")
     subs = copy_samples(tmp_path / "subs", {LAB: ["solution"]})
     shutil.copytree(subs / "solution" / LAB, subs / "late" / LAB)
@@ -287,5 +311,7 @@ def test_checks_that_fail_in_the_grader_while_nbgrader_records_leave_the_submiss
             "The grader failed while running the checks (OSError: [Errno 28] No space left on device); this is not a mark"
         ), outcomes[student].message
         assert WHAT_TO_DO.search(outcomes[student].message)
-    assert not {"solution", "late"} & {r["student"] for r in course.gradebook()}  # the earlier full marks of solution too
+    assert not {"solution", "late"} & {
+        r["student"] for r in course.gradebook()
+    }  # the earlier full marks of solution too
     assert {("solution", LAB), ("late", LAB)} <= {(o.student, o.lab) for o in course.not_graded()}

@@ -35,7 +35,10 @@ def test_answer_code_keeps_only_answer_cells_in_notebook_order(tmp_path: Path) -
     nb = new_notebook(
         cells=[
             new_markdown_cell("# Lab", metadata=nbgrader("intro", solution=False, grade=False)),
-            new_code_cell("from labkit import Lab\nlab = Lab('lab1_error_results')", metadata=nbgrader("setup", solution=False, grade=False)),
+            new_code_cell(
+                "from labkit import Lab\nlab = Lab('lab1_error_results')",
+                metadata=nbgrader("setup", solution=False, grade=False),
+            ),
             answer("answer_b", "def second():\n    return 2"),
             new_code_cell("print(second())"),
             new_code_cell("lab.check('second')", metadata=nbgrader("second", solution=False, grade=True, points=1)),

@@ -65,7 +65,9 @@ def test_recording_opens_the_gradebook_and_makes_the_converter_once_per_batch(re
     assert four["commits"] - one["commits"] == len(STUDENTS) - 1  # one transaction per submission, not per cell
 
 
-def test_a_batch_records_the_same_scores_as_nbgraders_own_autograde_one_submission_at_a_time(released, tmp_path) -> None:
+def test_a_batch_records_the_same_scores_as_nbgraders_own_autograde_one_submission_at_a_time(
+    released, tmp_path
+) -> None:
     batch_root, single_root, submissions = tmp_path / "batch", tmp_path / "single", tmp_path / "submissions"
     for student in STUDENTS:
         shutil.copytree(SAMPLE_SUBMISSIONS / student / LAB, submissions / student / LAB)

@@ -56,7 +56,11 @@ def times(folder: Path) -> dict[str, int]:
 
 def scores(course: Course) -> dict[str, float | str]:
     """Each student's score of the lab, FULL when it is the lab's maximum (the solution's)."""
-    return {r["student"]: FULL if r["score"] == r["max_score"] else r["score"] for r in course.gradebook() if r["lab"] == LAB}
+    return {
+        r["student"]: FULL if r["score"] == r["max_score"] else r["score"]
+        for r in course.gradebook()
+        if r["lab"] == LAB
+    }
 
 
 def autograde(capfd, course: Course, folder: Path, *options) -> tuple[int, str, str]:
@@ -126,7 +130,10 @@ def test_an_outside_folder_is_copied_in_with_its_times_and_timestamps_and_left_a
     assert scores(course) == {"alice": FULL, "bob": 0}
     with Gradebook(course.db_url) as gb:  # nbgrader read the submission time from timestamp.txt
         assert gb.find_submission(LAB, "alice").timestamp.isoformat() == "2026-11-30T09:00:00"
-    recorded = {r["copy"]: r["files"] for r in map(json.loads, map(Path.read_text, (course.root / ".grading" / "copied").glob("*.json")))}
+    recorded = {
+        r["copy"]: r["files"]
+        for r in map(json.loads, map(Path.read_text, (course.root / ".grading" / "copied").glob("*.json")))
+    }
     assert recorded == {f"alice/{LAB}": digests(outside / "alice" / LAB), f"bob/{LAB}": digests(outside / "bob" / LAB)}
 
 
@@ -146,7 +153,9 @@ def test_a_collected_submission_is_never_replaced_by_an_outside_copy(course, cap
     assert digests(submitted / "alice") == {k.removeprefix("alice/"): v for k, v in held.items()}
     assert digests(outside) == before
     why = not_graded_lines(err)[("alice", LAB)]
-    assert why.startswith(f"the course's submitted/alice/{LAB} already holds a submission that did not come from this folder")
+    assert why.startswith(
+        f"the course's submitted/alice/{LAB} already holds a submission that did not come from this folder"
+    )
     assert why.endswith(f"grade {course.root / 'submitted'} itself, or move that folder aside, then autograde again.")
     # alice's collected submission keeps its grade and is not listed as not graded; carl is graded.
     assert scores(course) == {"alice": FULL, "carl": FULL}
@@ -187,7 +196,9 @@ def test_a_folder_that_does_not_exist_or_is_a_file_is_one_line_saying_what_to_gi
     code, out, err = autograde(capfd, course, given)
     assert code == 2 and out == "" and err.count("\n") == 1
     said = "does not exist" if kind == "missing" else "is a file, not a folder"
-    assert err.startswith(f"error: {given} {said}. Give the folder of submissions, laid out as <student>/<lab>/<lab>.ipynb")
+    assert err.startswith(
+        f"error: {given} {said}. Give the folder of submissions, laid out as <student>/<lab>/<lab>.ipynb"
+    )
     assert not (course.root / "submitted").exists()
 
 
@@ -227,7 +238,9 @@ def bad_run(released, tmp_path_factory):
 
     subs = root / "second"
     submission(subs, "good", "solution")
-    shutil.copy(SAMPLE_SUBMISSIONS / "blank" / LAB / f"{LAB}.ipynb", subs / "good" / f"{LAB}.ipynb")  # beside its folder
+    shutil.copy(
+        SAMPLE_SUBMISSIONS / "blank" / LAB / f"{LAB}.ipynb", subs / "good" / f"{LAB}.ipynb"
+    )  # beside its folder
     (subs / "README.txt").write_text("week 2 submissions\n")  # a file where a student's folder should be
     (subs / f"{LAB}.ipynb").write_text("{}")  # a notebook with no student folder
     (subs / "solution").mkdir()  # a file where solution's lab folder should be: the graded one stays
@@ -250,7 +263,11 @@ def bad_run(released, tmp_path_factory):
     before = digests(subs)
     run = subprocess.run(
         [sys.executable, "-m", "grader", "autograde", str(subs), "--course", str(course.root), "--jobs", "2"],
-        check=False, capture_output=True, text=True, cwd=REPO, timeout=600,
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=600,
     )
     return course, subs, run, graded_before, before
 
@@ -263,20 +280,32 @@ def test_wrong_input_takes_away_no_earlier_grade_and_changes_no_input_file(bad_r
     now = scores(course)
     assert {k: now[k] for k in graded_before} == graded_before  # solution's grade too, though its folder was wrong
     assert now["good"] == FULL
-    assert now["no_cells"] == 0  # decided: its graded cells are put back from the release, and each check says why it fails
+    assert (
+        now["no_cells"] == 0
+    )  # decided: its graded cells are put back from the release, and each check says why it fails
 
 
 def test_a_file_where_a_folder_should_be_is_reported_at_either_level(bad_run):
     course, _, run, _, _ = bad_run
     said = not_graded_lines(run.stderr)
     assert said[("README.txt", "-")].startswith("README.txt is a file where a student's folder should be")
-    assert said[(f"{LAB}.ipynb", "-")].startswith(f"{LAB}.ipynb is a notebook with no student folder: put it in <student>/{LAB}/")
-    assert said[("solution", LAB)].startswith(f"solution/{LAB}.ipynb is a notebook where the folder solution/{LAB} should be")
+    assert said[(f"{LAB}.ipynb", "-")].startswith(
+        f"{LAB}.ipynb is a notebook with no student folder: put it in <student>/{LAB}/"
+    )
+    assert said[("solution", LAB)].startswith(
+        f"solution/{LAB}.ipynb is a notebook where the folder solution/{LAB} should be"
+    )
     assert said[("dora", "notes.txt")].startswith("dora/notes.txt is a file where a lab's folder should be")
     assert said[("good", LAB)].startswith(f"good/{LAB}.ipynb is a notebook where the folder good/{LAB} should be")
     listed = {(o.student, o.lab) for o in course.not_graded()}
     # None of these entered the course: its list is not changed for them (the graded submissions stand).
-    assert not listed & {("README.txt", "-"), (f"{LAB}.ipynb", "-"), ("solution", LAB), ("dora", "notes.txt"), ("good", LAB)}
+    assert not listed & {
+        ("README.txt", "-"),
+        (f"{LAB}.ipynb", "-"),
+        ("solution", LAB),
+        ("dora", "notes.txt"),
+        ("good", LAB),
+    }
     section = run.stdout.split("\nNot graded (", 1)[1]
     assert re.search(r"README\.txt\s+-\s+README\.txt is a file", section)
 
@@ -287,7 +316,9 @@ def test_notebooks_that_cannot_be_graded_are_listed_with_why(bad_run):
     assert said[("not_json", LAB)].startswith(f"{LAB}.ipynb is not a readable Jupyter notebook")
     assert said[("zero_bytes", LAB)].startswith(f"{LAB}.ipynb is an empty file, not a readable Jupyter notebook.")
     assert said[("ann", "lab9_nothing")].startswith("there is no lab named 'lab9_nothing'")
-    assert said[("bad_stamp", LAB)].startswith("its timestamp.txt ('the day after the deadline') is not a time nbgrader can read")
+    assert said[("bad_stamp", LAB)].startswith(
+        "its timestamp.txt ('the day after the deadline') is not a time nbgrader can read"
+    )
     listed = {(o.student, o.lab) for o in course.not_graded()}
     assert {("not_json", LAB), ("zero_bytes", LAB), ("ann", "lab9_nothing"), ("bad_stamp", LAB)} <= listed
     for why in (said[("not_json", LAB)], said[("bad_stamp", LAB)]):

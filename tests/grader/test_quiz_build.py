@@ -70,25 +70,54 @@ def test_the_notebook_shows_questions_and_options_and_builds_the_same_every_time
     nb = build_notebook(q)
     ids = [cell.id for cell in nb.cells]
     assert len(set(ids)) == len(ids)
-    assert ids == ["intro", "setup", "q01-text", "q01", "q02-text", "q02", "q03-text", "q03", "q04-text", "q04", "summary"]
+    assert ids == [
+        "intro",
+        "setup",
+        "q01-text",
+        "q01",
+        "q02-text",
+        "q02",
+        "q03-text",
+        "q03",
+        "q04-text",
+        "q04",
+        "summary",
+    ]
     assert nb.cells[1].source == "from labkit.quiz import answer"
     assert nb.cells[4].source.startswith("**Question 2** · Server scopes · 2 points\n\nScenario 2:")
     assert "- **A.** Option A2\n- **B.** Option B2\n- **C.** Option C2\n- **D.** Option D2" in nb.cells[4].source
     assert nb.cells[5].metadata.nbgrader == {
-        "grade": True, "grade_id": "q02", "locked": False, "points": 2.0, "schema_version": 3, "solution": True,
+        "grade": True,
+        "grade_id": "q02",
+        "locked": False,
+        "points": 2.0,
+        "schema_version": 3,
+        "solution": True,
     }
-    assert "| Structured tool errors | 2 | 2 |" in nb.cells[0].source and "4 questions, 5 points in all" in nb.cells[0].source
-    assert all(c.metadata.nbgrader["locked"] for c in nb.cells if c.id in ("intro", "setup", "summary") or c.id.endswith("-text"))
+    assert (
+        "| Structured tool errors | 2 | 2 |" in nb.cells[0].source
+        and "4 questions, 5 points in all" in nb.cells[0].source
+    )
+    assert all(
+        c.metadata.nbgrader["locked"]
+        for c in nb.cells
+        if c.id in ("intro", "setup", "summary") or c.id.endswith("-text")
+    )
     text = notebook_text(q)
     assert "Because the exam guide says so" not in text and "keeps the text and warns" not in text
 
 
 def test_the_registry_knows_every_quiz_and_the_mock_exam(monkeypatch) -> None:
     assert list(QUIZ_MODULES) == [
-        "quiz01_structured_tool_errors", "quiz02_server_scopes", "quiz03_variable_expansion", "quiz04_tools_vs_resources",
-        "quiz05_server_integration", "quiz05b_remote_servers", "mock_exam",
+        "quiz01_structured_tool_errors",
+        "quiz02_server_scopes",
+        "quiz03_variable_expansion",
+        "quiz04_tools_vs_resources",
+        "quiz05_server_integration",
+        "quiz05b_remote_servers",
+        "mock_exam",
     ]
-    assert ASSIGNMENTS[-len(QUIZ_MODULES):] == list(QUIZ_MODULES)
+    assert ASSIGNMENTS[-len(QUIZ_MODULES) :] == list(QUIZ_MODULES)
     with pytest.raises(UnknownQuiz, match="There is no quiz named 'quiz9'"):
         quiz("quiz9")
     monkeypatch.setitem(QUIZ_MODULES, NAME, "grader.quizzes.not_written_yet")
@@ -98,7 +127,9 @@ def test_the_registry_knows_every_quiz_and_the_mock_exam(monkeypatch) -> None:
 
 
 def test_the_build_command_names_an_unknown_quiz_without_a_traceback() -> None:
-    done = subprocess.run([sys.executable, "-m", "grader.quizzes.build", "quiz9"], check=False, cwd=REPO, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "grader.quizzes.build", "quiz9"], check=False, cwd=REPO, capture_output=True, text=True
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.startswith("error: There is no quiz named 'quiz9'.")
 

@@ -84,7 +84,9 @@ def test_points_per_question_and_per_theme() -> None:
     verdicts = grade(quiz, {**key, "q02": 'answer("q02", "A")', "q04": "nonsense("})
     assert [v.score for v in verdicts] == [1.0, 0.0, 1.0, 0.0]
     assert [(t.title, t.score, t.max_score) for t in by_theme(verdicts)] == [
-        ("Structured tool errors", 1.0, 2.0), ("Server scopes", 0.0, 2.0), ("Variable expansion", 1.0, 1.0),
+        ("Structured tool errors", 1.0, 2.0),
+        ("Server scopes", 0.0, 2.0),
+        ("Variable expansion", 1.0, 1.0),
     ]
     shown = verdicts[2].text()
     assert "right (1 of 1 point)" in shown and "Because the exam guide says so (explanation 3)" in shown

@@ -71,7 +71,9 @@ def wrong(letter: str) -> str:
     return "ABCD"[("ABCD".index(letter) + 1) % 4]
 
 
-def graded_scores(course: Course, name: str, notebooks: dict[str, nbformat.NotebookNode], tmp: Path) -> dict[str, float]:
+def graded_scores(
+    course: Course, name: str, notebooks: dict[str, nbformat.NotebookNode], tmp: Path
+) -> dict[str, float]:
     pairs = course.collect(hand_in(tmp, name, notebooks))
     outcomes = course.autograde(pairs, jobs=1)
     assert all(o.ok for o in outcomes), [o.message for o in outcomes if not o.ok]
@@ -82,7 +84,11 @@ def submissions(nb: nbformat.NotebookNode, q: Quiz) -> dict[str, nbformat.Notebo
     """The key (in capitals and in small letters), a blank notebook, and for each question the key with that one
     question answered wrong."""
     key = {x.id: x.answer for x in q.questions}
-    notebooks = {"key": answered(nb, key), "key-lower": answered(nb, {k: v.lower() for k, v in key.items()}), "blank": nb}
+    notebooks = {
+        "key": answered(nb, key),
+        "key-lower": answered(nb, {k: v.lower() for k, v in key.items()}),
+        "blank": nb,
+    }
     return notebooks | {f"wrong-{x.id}": answered(nb, {**key, x.id: wrong(x.answer)}) for x in q.questions}
 
 
@@ -106,7 +112,9 @@ def test_the_sample_quiz_key_scores_all_a_wrong_answer_its_points_a_blank_0(samp
     check result is stored: a quiz is graded as nbgrader records it."""
     course = quiz_course(tmp_path / "course", sample)
     course.release([NAME])
-    assert_key_blank_and_each_wrong(sample, graded_scores(course, NAME, submissions(released(course, NAME), sample), tmp_path / "in"))
+    assert_key_blank_and_each_wrong(
+        sample, graded_scores(course, NAME, submissions(released(course, NAME), sample), tmp_path / "in")
+    )
     assert not (course.root / ".grading" / "results" / NAME).exists()
     assert course.not_graded() == []
 
@@ -117,7 +125,9 @@ def test_each_quiz_key_scores_all_a_wrong_answer_its_points_a_blank_0(name: str)
     q = quiz(name)
     assert 0 < len(q.questions) and all(x.points > 0 for x in q.questions)
     nb = handed_out(nbformat.read(source_path(name), as_version=4))
-    assert_key_blank_and_each_wrong(q, {student: engine_score(sub, name) for student, sub in submissions(nb, q).items()})
+    assert_key_blank_and_each_wrong(
+        q, {student: engine_score(sub, name) for student, sub in submissions(nb, q).items()}
+    )
 
 
 @pytest.mark.skipif("mock_exam" not in available(), reason="the mock exam's questions are not written yet")
@@ -172,10 +182,14 @@ def test_release_autograde_feedback_export_report(sample: Quiz, tmp_path: Path, 
     assert "Question 1: right (1 of 1 point)." in page
     assert "Claude Code 2.1.332 does this instead: Claude Code keeps the text and warns." in page
     assert "Your score: 3 of 5 points." in page
-    cells = " ".join(re.sub(r"<[^>]+>", " ", (course.root / "feedback" / "ann" / NAME / f"{NAME}.html").read_text()).split())
+    cells = " ".join(
+        re.sub(r"<[^>]+>", " ", (course.root / "feedback" / "ann" / NAME / f"{NAME}.html").read_text()).split()
+    )
     assert "Structured tool errors 2 of 2 100 %" in cells and "Server scopes 0 of 2 0 %" in cells
     blank = " ".join(page_text(course.root / "feedback" / "bob" / NAME / f"{NAME}.html").split())
-    assert "Question 1: not answered (0 of 1 point). Your answer: none." in blank and "Your score: 0 of 5 points." in blank
+    assert (
+        "Question 1: not answered (0 of 1 point). Your answer: none." in blank and "Your score: 0 of 5 points." in blank
+    )
 
     code, out, err = run_cli(capfd, "export", "--to", tmp_path / "grades.csv", "--course", course.root)
     assert code == 0, err
@@ -189,7 +203,10 @@ def test_release_autograde_feedback_export_report(sample: Quiz, tmp_path: Path, 
     assert "| Structured tool errors | 2 | 2 | 50 % | question 1 (50 % right), question 4 (50 % right) |" in report
     assert "| Server scopes | 1 | 2 | 0 % | question 2 (0 % right) |" in report
     assert "misses question 2 (Server scopes): Scenario 2" in report
-    assert "Answers that look alike" in report and "identical" not in report.split("Answers that look alike")[1].split("##")[0]
+    assert (
+        "Answers that look alike" in report
+        and "identical" not in report.split("Answers that look alike")[1].split("##")[0]
+    )
 
 
 def test_hostile_answer_cells_are_read_never_run(sample: Quiz, tmp_path: Path) -> None:
@@ -217,7 +234,7 @@ def test_hostile_answer_cells_are_read_never_run(sample: Quiz, tmp_path: Path) -
         cell(nb_, "q01").source = f'answer("q01", "{key["q01"]}")\n' + "#" * 1_000_000
 
     def nested(nb_):
-        cell(nb_, "q01").source = "answer(\"q01\", " + "(" * 4000 + f'"{key["q01"]}"' + ")" * 4000 + ")"
+        cell(nb_, "q01").source = 'answer("q01", ' + "(" * 4000 + f'"{key["q01"]}"' + ")" * 4000 + ")"
 
     def broken(nb_):
         cell(nb_, "q01").source = 'answer("q01", "B"'
@@ -240,8 +257,15 @@ def test_hostile_answer_cells_are_read_never_run(sample: Quiz, tmp_path: Path) -
     def deleted(nb_):
         nb_.cells.remove(cell(nb_, "q03"))
 
-    cases = {"writes": writes, "huge": huge, "nested": nested, "broken": broken, "forged-copy": forged_copy,
-             "forged-id": forged_id, "deleted": deleted}
+    cases = {
+        "writes": writes,
+        "huge": huge,
+        "nested": nested,
+        "broken": broken,
+        "forged-copy": forged_copy,
+        "forged-id": forged_id,
+        "deleted": deleted,
+    }
     scores = graded_scores(course, NAME, {s: hostile(f) for s, f in cases.items()}, tmp_path / "in")
     assert not target.exists()
     assert scores == {"writes": 5, "huge": 4, "nested": 4, "broken": 4, "forged-copy": 3, "forged-id": 4, "deleted": 4}

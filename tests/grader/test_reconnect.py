@@ -41,9 +41,13 @@ def test_after_five_failed_attempts_a_server_is_failed_or_needs_auth() -> None:
     assert after_reconnects_fail(needs_auth=True) == "needs-auth"
 
 
-def test_a_stdio_server_that_exits_waits_for_reconnect_in_mcp_interactively_and_restarts_on_next_call_in_print_mode() -> None:
+def test_a_stdio_server_that_exits_waits_for_reconnect_in_mcp_interactively_and_restarts_on_next_call_in_print_mode() -> (
+    None
+):
     assert "/mcp" in when_stdio_exits("interactive")
-    assert when_stdio_exits("print") == when_stdio_exits("sdk") == "started again when Claude next calls one of its tools"
+    assert (
+        when_stdio_exits("print") == when_stdio_exits("sdk") == "started again when Claude next calls one of its tools"
+    )
 
 
 def test_following_the_schedule_waits_each_delay_and_stops_at_the_first_success() -> None:

@@ -49,9 +49,7 @@ class Upstream:
         return self.default(endpoint, item)
 
     def count(self, endpoint: str | None = None, item: Any = None) -> int:
-        return sum(
-            1 for e, i in self.calls if (endpoint is None or e == endpoint) and (item is None or i == item)
-        )
+        return sum(1 for e, i in self.calls if (endpoint is None or e == endpoint) and (item is None or i == item))
 
 
 def test_all_items_succeeding_first_time_complete_without_sleeping() -> None:
@@ -189,7 +187,9 @@ def test_a_business_error_surfaces_the_customer_message_without_a_retry() -> Non
 
 def test_a_business_error_wrongly_marked_retryable_is_still_not_retried() -> None:
     clock, upstream = FakeClock(), Upstream()
-    wrong = business_error("Closed.", code="TICKET_CLOSED", customer_message="Ticket closed.", limit=None, requested=None)
+    wrong = business_error(
+        "Closed.", code="TICKET_CLOSED", customer_message="Ticket closed.", limit=None, requested=None
+    )
     wrong["structuredContent"]["isRetryable"] = True
     upstream.script(PRIMARY, "A", wrong)
 

@@ -113,14 +113,20 @@ def table_rows(text: str) -> list[list[str]]:
     return [[cell.strip() for cell in row] for row in rows[1:]]  # the header goes
 
 
-MISTAKE_LINE = re.compile(r"^- (?P<mistake>.+): (?P<pct>\d+) % \((?P<made>\d+) of (?P<n>\d+) in (?P<lab>\w+); checks? (?P<checks>[\w, ]+)\)$")
+MISTAKE_LINE = re.compile(
+    r"^- (?P<mistake>.+): (?P<pct>\d+) % \((?P<made>\d+) of (?P<n>\d+) in (?P<lab>\w+); checks? (?P<checks>[\w, ]+)\)$"
+)
 
 
 # --- the cohort report ------------------------------------------------------------------------
 
 
 def test_the_most_common_mistakes_are_named_in_words_with_their_share_most_common_first(markdown):
-    listed = [MISTAKE_LINE.match(line) for line in section(markdown.read_text(), "## Most common mistakes").splitlines() if line.startswith("- ")]
+    listed = [
+        MISTAKE_LINE.match(line)
+        for line in section(markdown.read_text(), "## Most common mistakes").splitlines()
+        if line.startswith("- ")
+    ]
     assert all(listed), listed
     expected = expected_mistakes()
     assert len(listed) == min(TOP_MISTAKES, len(expected))
@@ -329,9 +335,13 @@ def test_a_threshold_that_is_no_share_is_refused_before_anything_is_written(coho
 
 
 def test_the_report_command_takes_the_threshold_and_refuses_one_that_is_no_share(cohort, tmp_path, capfd):
-    assert main(["report", "--course", str(cohort.root), "--out", str(tmp_path / "r.md"), "--alike-threshold", "1.5"]) == 2
+    assert (
+        main(["report", "--course", str(cohort.root), "--out", str(tmp_path / "r.md"), "--alike-threshold", "1.5"]) == 2
+    )
     assert "above 0 and at most 1" in capfd.readouterr().err and not list(tmp_path.iterdir())
-    assert main(["report", "--course", str(cohort.root), "--out", str(tmp_path / "r.md"), "--alike-threshold", "1"]) == 0
+    assert (
+        main(["report", "--course", str(cohort.root), "--out", str(tmp_path / "r.md"), "--alike-threshold", "1"]) == 0
+    )
     assert "Answers that look alike" in (tmp_path / "r.md").read_text(encoding="utf-8")
 
 
@@ -396,4 +406,3 @@ def test_feedback_never_shows_a_line_of_the_hidden_checks(cohort, lab):
 def notebook_lines(path: Path) -> set[str]:
     nb = nbformat.read(str(path), as_version=4)
     return {line.strip() for cell in nb.cells for line in cell.source.splitlines()}
-

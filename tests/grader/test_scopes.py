@@ -34,7 +34,9 @@ from grader.scopes import (
 # --- building the files in tmp_path ---------------------------------------------------------
 
 
-def claude_json(home: Path, *, user: dict | None = None, local: dict | None = None, project: Path | None = None) -> None:
+def claude_json(
+    home: Path, *, user: dict | None = None, local: dict | None = None, project: Path | None = None
+) -> None:
     """~/.claude.json: top-level mcpServers (user scope), projects[<abs path>].mcpServers (local scope)."""
     document: dict[str, Any] = {}
     if user is not None:
@@ -94,7 +96,13 @@ def test_user_scope_is_the_top_level_mcp_servers_of_claude_json(home: Path, proj
 
     res = resolve(home, project, {})
 
-    assert res.servers["notes"] == {"scope": "user", "type": "stdio", "command": "npx", "args": ["-y", "@me/notes-mcp"], "env": {}}
+    assert res.servers["notes"] == {
+        "scope": "user",
+        "type": "stdio",
+        "command": "npx",
+        "args": ["-y", "@me/notes-mcp"],
+        "env": {},
+    }
 
 
 def test_local_scope_is_read_under_the_resolved_project_path(home: Path, project: Path) -> None:
@@ -266,7 +274,12 @@ def test_local_beats_project_beats_user_and_the_winner_is_used_whole(home: Path,
 
     res = resolve(home, project, {})
 
-    assert res.servers["github"] == {"scope": "local", "type": "http", "url": "https://local.example.com/mcp", "headers": {}}
+    assert res.servers["github"] == {
+        "scope": "local",
+        "type": "http",
+        "url": "https://local.example.com/mcp",
+        "headers": {},
+    }
     assert res.configured["github"] == http("https://local.example.com/mcp")
 
 
@@ -315,7 +328,9 @@ def test_managed_servers_beat_every_scope(home: Path, project: Path, tmp_path: P
 
 
 def test_a_managed_server_also_drops_a_plugin_with_its_endpoint(home: Path, project: Path, tmp_path: Path) -> None:
-    managed = write_json(tmp_path / "managed.json", {"managedMcpServers": {"corp": http("https://corp.example.com/mcp")}})
+    managed = write_json(
+        tmp_path / "managed.json", {"managedMcpServers": {"corp": http("https://corp.example.com/mcp")}}
+    )
     plugin = make_plugin(tmp_path / "p", {"corp": http("https://CORP.example.com:443/mcp/")}, name="p")
 
     res = resolve(home, project, {}, managed=managed, plugins=[plugin])
@@ -325,9 +340,18 @@ def test_a_managed_server_also_drops_a_plugin_with_its_endpoint(home: Path, proj
 
 
 def test_resolve_sources_works_on_in_memory_maps() -> None:
-    res = resolve_sources({"user": {"a": stdio("u")}, "project": {"a": stdio("p")}}, {}, settings={"enabledMcpjsonServers": ["a"]})
+    res = resolve_sources(
+        {"user": {"a": stdio("u")}, "project": {"a": stdio("p")}}, {}, settings={"enabledMcpjsonServers": ["a"]}
+    )
 
-    assert res.servers["a"] == {"scope": "project", "type": "stdio", "approval": "approved", "command": "p", "args": [], "env": {}}
+    assert res.servers["a"] == {
+        "scope": "project",
+        "type": "stdio",
+        "approval": "approved",
+        "command": "p",
+        "args": [],
+        "env": {},
+    }
 
 
 # --- approvals -------------------------------------------------------------------------------
@@ -397,7 +421,9 @@ def test_disabled_mcpjson_servers_in_the_project_settings_still_rejects(home: Pa
 
 def trust(home: Path, project: Path, trusted: bool, **values: Any) -> None:
     """``~/.claude.json`` ``projects[<key>]``: the trust flag and any approval settings."""
-    write_json(home / ".claude.json", {"projects": {project_key(project): {"hasTrustDialogAccepted": trusted, **values}}})
+    write_json(
+        home / ".claude.json", {"projects": {project_key(project): {"hasTrustDialogAccepted": trusted, **values}}}
+    )
 
 
 def approvals(res) -> dict[str, str]:
@@ -507,7 +533,11 @@ def test_read_sources_merges_the_approval_settings_from_the_right_files(home: Pa
     settings(home, enabledMcpjsonServers=["from-user"], disabledMcpjsonServers=["off-user"])
     write_json(
         project / ".claude" / "settings.json",
-        {"enableAllProjectMcpServers": True, "enabledMcpjsonServers": ["from-project"], "disabledMcpjsonServers": ["off-project"]},
+        {
+            "enableAllProjectMcpServers": True,
+            "enabledMcpjsonServers": ["from-project"],
+            "disabledMcpjsonServers": ["off-project"],
+        },
     )
     write_json(project / ".claude" / "settings.local.json", {"disabledMcpjsonServers": ["off-local"]})
     trust(home, project, False, enabledMcpjsonServers=["from-entry"], disabledMcpServers=["muted"])
@@ -637,9 +667,19 @@ def test_a_malformed_type_is_skipped_not_a_crash() -> None:
         ({"type": "sse"}, "url: expected string, received undefined"),
         ("npx server", "(root): expected object, received string"),
     ],
-    ids=["stdio-no-command", "no-type-no-command", "empty-command", "args-not-list", "env-number", "remote-no-url", "string"],
+    ids=[
+        "stdio-no-command",
+        "no-type-no-command",
+        "empty-command",
+        "args-not-list",
+        "env-number",
+        "remote-no-url",
+        "string",
+    ],
 )
-def test_an_entry_breaking_the_schema_is_skipped_naming_the_field(home: Path, project: Path, entry: Any, problem: str) -> None:
+def test_an_entry_breaking_the_schema_is_skipped_naming_the_field(
+    home: Path, project: Path, entry: Any, problem: str
+) -> None:
     # Conformance record section 3: "Skipped — invalid MCP server config for "<n>": <field>: <problem>".
     mcp_json(project, {"x": entry, "ok": stdio("run")})
 
@@ -694,7 +734,12 @@ def test_a_whitespace_only_url_is_not_configured_and_warned_about_its_whitespace
 
     assert res.servers["later"]["status"] == "not_configured"
     assert res.warnings == [
-        {"server": "later", "scope": "project", "kind": "whitespace", "message": "Leading or trailing whitespace in: url"}
+        {
+            "server": "later",
+            "scope": "project",
+            "kind": "whitespace",
+            "message": "Leading or trailing whitespace in: url",
+        }
     ]
 
 
@@ -732,7 +777,11 @@ def test_whitespace_warning_names_each_field_and_never_its_value(home: Path, pro
     mcp_json(
         project,
         {
-            "local-tool": {"command": " run", "args": ["ok", "tail\n"], "env": {"TOKEN ": "v", "SECRET": "s3cr3t-value\n"}},
+            "local-tool": {
+                "command": " run",
+                "args": ["ok", "tail\n"],
+                "env": {"TOKEN ": "v", "SECRET": "s3cr3t-value\n"},
+            },
             "remote": http("https://h/mcp ", headers={"Authorization": "Bearer ghp_hidden_token\n"}),
         },
     )
@@ -763,7 +812,9 @@ def test_whitespace_is_kept_not_trimmed(home: Path, project: Path) -> None:
     assert resolve(home, project, {}).servers["x"]["args"] == [" --flag "]
 
 
-def test_a_name_conflict_with_different_endpoints_is_warned_with_endpoints_as_written(home: Path, project: Path) -> None:
+def test_a_name_conflict_with_different_endpoints_is_warned_with_endpoints_as_written(
+    home: Path, project: Path
+) -> None:
     claude_json(home, user={"github": http("https://user.example.com/mcp?key=${API_KEY}")})
     mcp_json(project, {"github": http("https://api.githubcopilot.com/mcp")})
 
@@ -836,7 +887,12 @@ def test_env_headers_and_type_never_make_a_name_conflict(home: Path, project: Pa
 
 
 def test_endpoints_are_compared_after_expansion(home: Path, project: Path) -> None:
-    claude_json(home, user={"api": http("${H:-http://localhost:1}/mcp")}, local={"api": http("http://localhost:1/mcp")}, project=project)
+    claude_json(
+        home,
+        user={"api": http("${H:-http://localhost:1}/mcp")},
+        local={"api": http("http://localhost:1/mcp")},
+        project=project,
+    )
 
     assert resolve(home, project, {"H": "http://localhost:1"}).warnings == []
     assert resolve(home, project, {}).warnings == []
@@ -847,7 +903,10 @@ def test_endpoints_are_compared_after_expansion(home: Path, project: Path) -> No
 
 def test_a_conflicting_command_line_is_shown_with_references_by_name(home: Path, project: Path) -> None:
     claude_json(
-        home, user={"db": stdio("${CMD:-/bin/false}", "${ARG:-a}")}, local={"db": stdio("/bin/false", "a")}, project=project
+        home,
+        user={"db": stdio("${CMD:-/bin/false}", "${ARG:-a}")},
+        local={"db": stdio("/bin/false", "a")},
+        project=project,
     )
 
     [warning] = resolve(home, project, {"CMD": "/bin/true"}).warnings
@@ -865,7 +924,10 @@ def test_a_different_command_line_is_a_name_conflict(home: Path, project: Path) 
 
 
 def test_missing_variables_are_warned_once_per_server_by_name_and_left_literal(home: Path, project: Path) -> None:
-    mcp_json(project, {"github": http("https://h/${TENANT}", headers={"Authorization": "Bearer ${TOKEN}", "X-T": "${TENANT}"})})
+    mcp_json(
+        project,
+        {"github": http("https://h/${TENANT}", headers={"Authorization": "Bearer ${TOKEN}", "X-T": "${TENANT}"})},
+    )
 
     res = resolve(home, project, {})
 
@@ -893,10 +955,16 @@ def test_references_expand_the_same_way_in_every_scope(scope: str) -> None:
     # Conformance record section 4: identical results for local, project and user entries.
     entry = stdio("${PY:-/usr/bin/python3}", "${SETVAR}", "${EMPTY:-def}", "${UNSET}", env={"E": "${UNSET:-d}"})
 
-    res = resolve_sources({scope: {"s": entry}}, {"SETVAR": "hello", "EMPTY": ""}, settings={"enableAllProjectMcpServers": True})
+    res = resolve_sources(
+        {scope: {"s": entry}}, {"SETVAR": "hello", "EMPTY": ""}, settings={"enableAllProjectMcpServers": True}
+    )
 
     server = res.servers["s"]
-    assert (server["command"], server["args"], server["env"]) == ("/usr/bin/python3", ["hello", "", "${UNSET}"], {"E": "d"})
+    assert (server["command"], server["args"], server["env"]) == (
+        "/usr/bin/python3",
+        ["hello", "", "${UNSET}"],
+        {"E": "d"},
+    )
     assert res.warnings == [
         {"server": "s", "scope": scope, "kind": "missing_variable", "message": "Missing environment variables: UNSET."}
     ]
@@ -945,7 +1013,9 @@ def test_a_provider_base_url_carrying_userinfo_is_blanked_leaving_an_invalid_url
 
 
 def test_claude_codes_own_session_secret_is_blank_in_a_stdio_server_only_when_set(home: Path, project: Path) -> None:
-    mcp_json(project, {"s": stdio("run", "--token=${CLAUDE_CODE_OAUTH_TOKEN}", env={"T": "${CLAUDE_CODE_OAUTH_TOKEN}"})})
+    mcp_json(
+        project, {"s": stdio("run", "--token=${CLAUDE_CODE_OAUTH_TOKEN}", env={"T": "${CLAUDE_CODE_OAUTH_TOKEN}"})}
+    )
 
     when_set = resolve(home, project, {"CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat-secret"})
     when_unset = resolve(home, project, {})
@@ -970,7 +1040,11 @@ def test_headers_helper_is_not_expanded_outside_plugins(home: Path, project: Pat
 def test_plugin_servers_are_named_plugin_plugin_server(home: Path, project: Path, tmp_path: Path) -> None:
     root = make_plugin(
         tmp_path / "plugins" / "folder",
-        {"database-tools": stdio("${CLAUDE_PLUGIN_ROOT}/servers/db-server", "--config", "${CLAUDE_PLUGIN_ROOT}/config.json")},
+        {
+            "database-tools": stdio(
+                "${CLAUDE_PLUGIN_ROOT}/servers/db-server", "--config", "${CLAUDE_PLUGIN_ROOT}/config.json"
+            )
+        },
         name="my-plugin",
     )
 
@@ -1004,12 +1078,16 @@ def test_plugin_servers_may_be_inline_in_plugin_json(home: Path, project: Path, 
     assert res.servers["plugin:my-plugin:plugin-api"]["command"] == f"{root}/servers/api-server"
 
 
-def test_plugin_placeholders_are_substituted_directly_without_warnings(home: Path, project: Path, tmp_path: Path) -> None:
+def test_plugin_placeholders_are_substituted_directly_without_warnings(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
     root = make_plugin(
         tmp_path / "p",
         {
             "s": stdio(
-                "${CLAUDE_PLUGIN_ROOT}/run", "${CLAUDE_PROJECT_DIR}", env={"DATA": "${CLAUDE_PLUGIN_DATA}", "DB_URL": "${DB_URL}"}
+                "${CLAUDE_PLUGIN_ROOT}/run",
+                "${CLAUDE_PROJECT_DIR}",
+                env={"DATA": "${CLAUDE_PLUGIN_DATA}", "DB_URL": "${DB_URL}"},
             )
         },
         name="p",
@@ -1032,7 +1110,9 @@ def test_plugin_placeholders_win_over_the_given_environment(home: Path, project:
     assert res.servers["plugin:p:s"]["command"] == f"{root}/run"
 
 
-def test_a_plugin_remote_server_expands_url_headers_and_headers_helper(home: Path, project: Path, tmp_path: Path) -> None:
+def test_a_plugin_remote_server_expands_url_headers_and_headers_helper(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
     root = make_plugin(
         tmp_path / "p",
         {
@@ -1147,7 +1227,9 @@ def test_a_plugin_is_compared_with_the_expanded_endpoint(home: Path, project: Pa
     assert skip_reason(res, "plugin:p:api") == DUPLICATE.format("api")
 
 
-def test_a_rejected_project_server_does_not_block_a_plugin_with_its_endpoint(home: Path, project: Path, tmp_path: Path) -> None:
+def test_a_rejected_project_server_does_not_block_a_plugin_with_its_endpoint(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
     mcp_json(project, {"jira": http("https://mcp.atlassian.com/v1/sse")})
     settings(home, disabledMcpjsonServers=["jira"])
     root = make_plugin(tmp_path / "p", {"jira": http("https://mcp.atlassian.com/v1/sse")}, name="p")
@@ -1158,7 +1240,9 @@ def test_a_rejected_project_server_does_not_block_a_plugin_with_its_endpoint(hom
     assert res.servers["jira"]["approval"] == "rejected"
 
 
-def test_a_pending_project_server_does_not_block_a_plugin_with_its_endpoint(home: Path, project: Path, tmp_path: Path) -> None:
+def test_a_pending_project_server_does_not_block_a_plugin_with_its_endpoint(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
     # Claude Code docs, MCP › Scope hierarchy and precedence: a plugin duplicates an *enabled*
     # server above it. Claude Code 2.1.332 keeps plugin:p:x beside a pending .mcp.json server with the
     # same url, and suppresses it beside an approved one (`claude mcp list`, checked offline).
@@ -1193,12 +1277,16 @@ def test_a_server_disabled_for_this_project_does_not_block_a_plugin_with_its_end
     assert res.skipped == []
 
 
-def test_two_plugin_stdio_servers_differing_only_in_env_are_both_kept(home: Path, project: Path, tmp_path: Path) -> None:
+def test_two_plugin_stdio_servers_differing_only_in_env_are_both_kept(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
     # Conformance record section 7: plugins are compared among themselves with bI(cfg), whose
     # stdio signature includes env; only the comparison with configured servers drops env.
     # Claude Code 2.1.332 listed both plugin:vplug:env1 and plugin:vplug:env2.
     root = make_plugin(
-        tmp_path / "p", {"env1": stdio("/bin/tool", "same", env={"A": "1"}), "env2": stdio("/bin/tool", "same", env={"A": "2"})}, name="p"
+        tmp_path / "p",
+        {"env1": stdio("/bin/tool", "same", env={"A": "1"}), "env2": stdio("/bin/tool", "same", env={"A": "2"})},
+        name="p",
     )
 
     res = resolve(home, project, {}, plugins=[root])
@@ -1216,7 +1304,10 @@ def test_empty_url_placeholders_never_de_duplicate_each_other(home: Path, projec
     res = resolve(home, project, {}, plugins=[one, two], connectors=connectors)
 
     assert {"later", "plugin:one:slot", "plugin:two:slot", "claude.ai Slot"} <= set(res.servers)
-    assert all(res.servers[n]["status"] == "not_configured" for n in ("later", "plugin:one:slot", "plugin:two:slot", "claude.ai Slot"))
+    assert all(
+        res.servers[n]["status"] == "not_configured"
+        for n in ("later", "plugin:one:slot", "plugin:two:slot", "claude.ai Slot")
+    )
     assert res.skipped == []
 
 

@@ -93,7 +93,9 @@ def test_one_threshold_means_different_things_on_two_models() -> None:
 
 
 def test_naive_chunks_cut_words_and_the_clean_fragment_starts_and_ends_on_word_boundaries() -> None:
-    chunks = split_chunks("s", "A stdio server is started by the client itself as a child process of it.", size=30, overlap=10)
+    chunks = split_chunks(
+        "s", "A stdio server is started by the client itself as a child process of it.", size=30, overlap=10
+    )
 
     assert any(c.text[:1].islower() and not c.text.startswith(" ") for c in chunks)
     cleaned = clean_fragment("dio server is started by the cli")
@@ -103,7 +105,10 @@ def test_naive_chunks_cut_words_and_the_clean_fragment_starts_and_ends_on_word_b
 
 
 def test_fragment_problems_name_long_cut_and_crowded_fragments() -> None:
-    structured = {"status": "ok", "fragments": [{"slug": "a", "fragment": "ut word…"}] * 3 + [{"slug": "b", "fragment": "X" * 1200 + "."}]}
+    structured = {
+        "status": "ok",
+        "fragments": [{"slug": "a", "fragment": "ut word…"}] * 3 + [{"slug": "b", "fragment": "X" * 1200 + "."}],
+    }
 
     problems = fragment_problems(fragments_in(structured))
 

@@ -33,12 +33,21 @@ def test_the_course_servers_pass_every_required_rule(module: str) -> None:
 def test_check_server_over_stdio_end_to_end_prints_json_and_exits_0() -> None:
     completed = subprocess.run(
         [
-            sys.executable, "-m", "grader", "check-server",
-            "--command", f"{sys.executable} -m servers.support_desk",
-            "--expect", "search_orders,get_order,refund_order",
+            sys.executable,
+            "-m",
+            "grader",
+            "check-server",
+            "--command",
+            f"{sys.executable} -m servers.support_desk",
+            "--expect",
+            "search_orders,get_order,refund_order",
             "--json",
         ],
-        check=False, cwd=REPO, capture_output=True, text=True, timeout=60,
+        check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
     assert completed.returncode == 0, completed.stderr

@@ -27,7 +27,7 @@ from grader.similarity import (
 
 LAB = "lab1_error_results"
 
-STUB = '''
+STUB = """
 def classify(result):
     # YOUR CODE HERE
     raise NotImplementedError()
@@ -36,9 +36,9 @@ def classify(result):
 def summarise(results, limit=10):
     # YOUR CODE HERE
     raise NotImplementedError()
-'''
+"""
 
-ANSWER = '''
+ANSWER = """
 def classify(result):
     content = result.get("structuredContent") or {}
     category = content.get("errorCategory", "unknown")
@@ -58,15 +58,20 @@ def summarise(results, limit=10):
         counts[verdict["kind"]] = counts.get(verdict["kind"], 0) + 1
     ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     return ", ".join(f"{kind}: {n}" for kind, n in ordered)
-'''
+"""
 
 # The same answer, disguised.
 COMMENTED = ANSWER.replace(
     "    counts = {}\n", "    # count each kind of verdict\n    counts = {}  # kind -> how many\n\n\n"
-).replace("def summarise(results, limit=10):\n", 'def summarise(results, limit=10):\n    """How many results of each kind, commonest first."""\n')
-REFORMATTED = re.sub(r"(?m)^((?:    )+)", lambda m: "  " * (len(m[1]) // 4), ANSWER).replace(
-    '{"kind": "success", "retry": False}', '{\n        "kind": "success",\n        "retry": False,\n    }'
-).replace("\n\n\ndef", "\n\n\n\n\ndef")
+).replace(
+    "def summarise(results, limit=10):\n",
+    'def summarise(results, limit=10):\n    """How many results of each kind, commonest first."""\n',
+)
+REFORMATTED = (
+    re.sub(r"(?m)^((?:    )+)", lambda m: "  " * (len(m[1]) // 4), ANSWER)
+    .replace('{"kind": "success", "retry": False}', '{\n        "kind": "success",\n        "retry": False,\n    }')
+    .replace("\n\n\ndef", "\n\n\n\n\ndef")
+)
 REQUOTED = ANSWER.replace('"', "'")
 RENAMED = (
     ANSWER.replace("content", "sc")
@@ -79,7 +84,7 @@ RENAMED = (
 DISGUISES = {"comments": COMMENTED, "reformatted": REFORMATTED, "quotes": REQUOTED, "renamed": RENAMED}
 
 # Another learner's answer to the same stub, written independently.
-UNRELATED = '''
+UNRELATED = """
 def classify(result):
     if result.get("isError") is not True:
         return {"kind": "success", "retry": False}
@@ -99,7 +104,7 @@ def summarise(results, limit=10):
 
     tally = Counter(classify(r)["kind"] for r in list(results)[:limit])
     return ", ".join("%s: %d" % pair for pair in tally.most_common())
-'''
+"""
 
 
 def groups_of(answers: dict[str, str], released=(STUB,), **options) -> list[Group]:
@@ -121,9 +126,8 @@ def test_a_disguised_copy_is_identical_once_normalised(disguise):
 
 
 def test_every_disguise_at_once_is_still_the_same_answer():
-    all_at_once = (
-        re.sub(r"(?m)^((?:    )+)", lambda m: "\t" * (len(m[1]) // 4), RENAMED.replace('"', "'"))
-        .replace("\n\n\n", "\n\n\n# helper below\n\n")
+    all_at_once = re.sub(r"(?m)^((?:    )+)", lambda m: "\t" * (len(m[1]) // 4), RENAMED.replace('"', "'")).replace(
+        "\n\n\n", "\n\n\n# helper below\n\n"
     )
     assert normalised(all_at_once) == normalised(ANSWER)
 
@@ -152,7 +156,7 @@ def test_what_changes_the_meaning_is_not_normalised_away():
         ANSWER.replace('content.get("isRetryable", True)', 'content.pop("isRetryable", True)'),  # an attribute
         ANSWER.replace("if not result", "if result"),  # a keyword
         ANSWER.replace("sorted(", "reversed("),  # a builtin
-        ANSWER.replace("counts.get(verdict[\"kind\"], 0) + 1", "counts.get(verdict[\"kind\"], 0) + 2"),  # a number
+        ANSWER.replace('counts.get(verdict["kind"], 0) + 1', 'counts.get(verdict["kind"], 0) + 2'),  # a number
         ANSWER.replace('"transient"', '"transient "'),  # a string's text
     ):
         assert changed != ANSWER
@@ -160,7 +164,9 @@ def test_what_changes_the_meaning_is_not_normalised_away():
 
 
 def test_a_copy_with_a_few_lines_changed_is_near_identical():
-    edited = ANSWER.replace('return {"kind": "unknown", "retry": False}', 'return {"kind": "unknown", "retry": True, "why": "?"}')
+    edited = ANSWER.replace(
+        'return {"kind": "unknown", "retry": False}', 'return {"kind": "unknown", "retry": True, "why": "?"}'
+    )
     (group,) = groups_of({"ann": ANSWER, "bob": edited})
     assert (group.students, group.kind) == (("ann", "bob"), NEAR_IDENTICAL)
     assert SIMILARITY_THRESHOLD <= group.similarity < 1
@@ -206,13 +212,19 @@ def test_two_students_who_left_the_stub_as_it_was_are_not_flagged():
 
 
 def test_two_students_who_barely_changed_the_stub_are_not_flagged():
-    barely = LONG_STUB.replace("    # YOUR CODE HERE\n    raise NotImplementedError()", "    return {'isError': True}", 1)
-    other = LONG_STUB.replace("    # YOUR CODE HERE\n    raise NotImplementedError()", "    return {'isError': True, 'content': []}", 2)
+    barely = LONG_STUB.replace(
+        "    # YOUR CODE HERE\n    raise NotImplementedError()", "    return {'isError': True}", 1
+    )
+    other = LONG_STUB.replace(
+        "    # YOUR CODE HERE\n    raise NotImplementedError()", "    return {'isError': True, 'content': []}", 2
+    )
     assert groups_of({"ann": barely, "bob": barely + "\n# TODO\n", "cem": other}, released=[LONG_STUB]) == []
     assert groups_of({"ann": barely, "bob": barely}, released=()) != []
 
 
-STARTING = ANSWER + '''
+STARTING = (
+    ANSWER
+    + """
 
 def render(results):
     lines = []
@@ -220,12 +232,15 @@ def render(results):
         verdict = classify(result)
         lines.append(f"{verdict['kind']:<12} retry={verdict['retry']}")
     return "\\n".join(lines)
-'''
+"""
+)
 
 
 def test_in_a_fix_it_lab_the_starting_code_is_no_evidence_only_the_fixes_are():
     """Two learners fix different flaws of the same given code: nearly all their code is alike, none of it theirs."""
-    ann = STARTING.replace('return {"kind": "unknown", "retry": False}', 'return {"kind": "unknown", "retry": False, "escalate": True}')
+    ann = STARTING.replace(
+        'return {"kind": "unknown", "retry": False}', 'return {"kind": "unknown", "retry": False, "escalate": True}'
+    )
     bob = STARTING.replace("for result in results[:limit]:", "for result in results[:max(0, limit)]:")
     assert similarity.similarity(ann, bob, released=()) >= SIMILARITY_THRESHOLD
     assert groups_of({"ann": ann, "bob": bob}, released=[STARTING]) == []
@@ -249,15 +264,21 @@ def test_the_threshold_is_inclusive_and_an_option():
     edited = ANSWER.replace('"tell": content.get("customerMessage", "")', '"tell": content.get("message")')
     value = similarity.similarity(ANSWER, edited, [STUB])
     assert 0 < value < 1
-    assert groups_of({"ann": ANSWER, "bob": edited}, threshold=value) == [Group(LAB, ("ann", "bob"), NEAR_IDENTICAL, value)]
+    assert groups_of({"ann": ANSWER, "bob": edited}, threshold=value) == [
+        Group(LAB, ("ann", "bob"), NEAR_IDENTICAL, value)
+    ]
     assert groups_of({"ann": ANSWER, "bob": edited}, threshold=math.nextafter(value, 1)) == []
     with pytest.raises(ValueError, match="above 0 and at most 1"):
         groups_of({"ann": ANSWER}, threshold=0)
 
 
 def test_code_python_cannot_read_is_compared_too():
-    broken = ANSWER.replace("def summarise(results, limit=10):", "def summarise(results, limit=10:") + '\nx = "unclosed\n'
-    assert groups_of({"ann": broken, "bob": broken.replace("counts", "c")}) == [Group(LAB, ("ann", "bob"), IDENTICAL, 1.0)]
+    broken = (
+        ANSWER.replace("def summarise(results, limit=10):", "def summarise(results, limit=10:") + '\nx = "unclosed\n'
+    )
+    assert groups_of({"ann": broken, "bob": broken.replace("counts", "c")}) == [
+        Group(LAB, ("ann", "bob"), IDENTICAL, 1.0)
+    ]
     assert groups_of({"ann": broken, "cem": UNRELATED}) == []
 
 

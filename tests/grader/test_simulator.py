@@ -174,7 +174,11 @@ def test_context_bytes_equal_the_utf8_sizes_of_the_responses_read():
         count, _, detail, _ = questions
         explored = by_id(run(session, TRACKER, EXPLORATORY, [count]))["count"]
         from_catalog = by_id(run(session, TRACKER, CATALOG_FIRST, [detail]))["detail_last"]
-        responses = [session.call("list_issues", page=1), session.call("get_issue", key="PROJ-1"), session.call("get_issue", key="PROJ-2")]
+        responses = [
+            session.call("list_issues", page=1),
+            session.call("get_issue", key="PROJ-1"),
+            session.call("get_issue", key="PROJ-2"),
+        ]
         texts = [session.read(CATALOG_URI), session.read("tracker://issues/PROJ-2")]
     by_hand = sum(utf8(r["content"][0]["text"]) + utf8(compact(r["structuredContent"])) for r in responses)
     assert explored.tally.context_bytes == by_hand
@@ -189,7 +193,10 @@ def test_an_empty_list_page_costs_its_text_plus_its_compact_structured_content()
 
 
 def test_context_bytes_count_utf8_bytes_not_characters():
-    result = {"content": [{"type": "text", "text": "Ticket日本"}, {"type": "image", "data": "AAAA"}], "structuredContent": {"k": "é"}}
+    result = {
+        "content": [{"type": "text", "text": "Ticket日本"}, {"type": "image", "data": "AAAA"}],
+        "structuredContent": {"k": "é"},
+    }
     proxy = CountingSession(ScriptedSession(result=result, text="ß"))
     proxy.call("anything")
     proxy.read("any://uri")
@@ -259,13 +266,28 @@ def test_an_item_template_needs_exactly_one_placeholder():
 
 def runbook_server(n: int):
     """A catalog-only server, as a learner might write one: a catalog and a template, no tools."""
-    books = {f"RB-{i}": {"id": f"RB-{i}", "title": f"Playbook {i}", "service": "search" if i % 2 else "auth", "steps": [f"step {i}"]} for i in range(1, n + 1)}
+    books = {
+        f"RB-{i}": {
+            "id": f"RB-{i}",
+            "title": f"Playbook {i}",
+            "service": "search" if i % 2 else "auth",
+            "steps": [f"step {i}"],
+        }
+        for i in range(1, n + 1)
+    }
     catalog = {"runbooks": [{k: v for k, v in b.items() if k != "steps"} for b in books.values()]}
     return build_mcp_server(
         "runbooks",
         [],
         resources=[ResourceSpec("runbooks://catalog", "catalog", "Every runbook.", lambda: compact(catalog))],
-        templates=[TemplateSpec("runbooks://runbooks/{runbook_id}", "runbook", "One runbook.", lambda v: compact(books[v["runbook_id"]]) if v["runbook_id"] in books else None)],
+        templates=[
+            TemplateSpec(
+                "runbooks://runbooks/{runbook_id}",
+                "runbook",
+                "One runbook.",
+                lambda v: compact(books[v["runbook_id"]]) if v["runbook_id"] in books else None,
+            )
+        ],
     )
 
 
@@ -307,7 +329,12 @@ def test_two_runs_give_identical_outcomes():
 
 def test_measure_sums_the_questions_per_size_and_strategy():
     rows = measure((1, 21))
-    assert [(r["size"], r["strategy"]) for r in rows] == [(1, EXPLORATORY), (1, CATALOG_FIRST), (21, EXPLORATORY), (21, CATALOG_FIRST)]
+    assert [(r["size"], r["strategy"]) for r in rows] == [
+        (1, EXPLORATORY),
+        (1, CATALOG_FIRST),
+        (21, EXPLORATORY),
+        (21, CATALOG_FIRST),
+    ]
     assert all(r["correct"] == r["questions"] == 4 for r in rows)
     # 21 issues, 2 list pages: count 2 + 21, middle (PROJ-11) 2 + 11, last 2 + 21, none 2 + 21.
     assert rows[2]["round_trips"] == rows[2]["tool_calls"] == 23 + 13 + 23 + 23

@@ -28,12 +28,17 @@ BUILT = {
     Category.TRANSIENT: transient_error("The gateway timed out; retry in a few seconds.", retry_after_seconds=2.0),
     Category.VALIDATION: validation_error("amount_usd must be positive.", field="amount_usd", reason="must be > 0"),
     Category.BUSINESS: business_error(
-        "Refund exceeds the policy.", code="REFUND_LIMIT_EXCEEDED", customer_message="Up to $500.", limit=500, requested=750
+        "Refund exceeds the policy.",
+        code="REFUND_LIMIT_EXCEEDED",
+        customer_message="Up to $500.",
+        limit=500,
+        requested=750,
     ),
-    Category.PERMISSION: permission_error("Role agent lacks refunds:write.", missing_scope="refunds:write", role="agent"),
+    Category.PERMISSION: permission_error(
+        "Role agent lacks refunds:write.", missing_scope="refunds:write", role="agent"
+    ),
     Category.NOT_FOUND: not_found_error("There is no order ORD-9999.", code="ORDER_NOT_FOUND", orderId="ORD-9999"),
 }
-
 
 
 @pytest.mark.parametrize("category", list(Category), ids=str)

@@ -27,8 +27,20 @@ def loads(resolution):
 
 @pytest.mark.parametrize(
     ("value", "mode"),
-    [(None, "on"), ("", "on"), ("true", "on"), ("1", "on"), ("false", "off"), ("0", "off"), ("auto", "auto"),
-     ("auto:5", "auto"), ("auto:0", "on"), ("auto:100", "off"), ("auto:abc", "auto"), ("sometimes", "on")],
+    [
+        (None, "on"),
+        ("", "on"),
+        ("true", "on"),
+        ("1", "on"),
+        ("false", "off"),
+        ("0", "off"),
+        ("auto", "auto"),
+        ("auto:5", "auto"),
+        ("auto:0", "on"),
+        ("auto:100", "off"),
+        ("auto:abc", "auto"),
+        ("sometimes", "on"),
+    ],
 )
 def test_enable_tool_search_values(value, mode):
     env = {} if value is None else {"ENABLE_TOOL_SEARCH": value}
@@ -53,8 +65,9 @@ def test_by_default_every_mcp_tool_is_deferred():
 
 
 def test_false_loads_everything_up_front_with_the_shorter_description_limit():
-    resolution = resolve_tool_search([Server("tracker", [tool("get_issue")], always_load=False)],
-                                     {"ENABLE_TOOL_SEARCH": "false"})
+    resolution = resolve_tool_search(
+        [Server("tracker", [tool("get_issue")], always_load=False)], {"ENABLE_TOOL_SEARCH": "false"}
+    )
     assert loads(resolution) == {"get_issue": "up front"}
     assert resolution.tools[0].description_limit == 4_096
 
@@ -70,7 +83,9 @@ def test_an_entry_with_always_load_true_loads_every_tool_of_the_server_up_front(
 
 
 @pytest.mark.parametrize("origin", [SDK, PLUGIN, "--mcp-config"])
-def test_an_authors_false_keeps_a_tool_deferred_against_always_load_true_for_servers_given_by_flag_sdk_or_plugin(origin):
+def test_an_authors_false_keeps_a_tool_deferred_against_always_load_true_for_servers_given_by_flag_sdk_or_plugin(
+    origin,
+):
     server = Server("core", [tool("a"), tool("b", alwaysLoad=False)], always_load=True, origin=origin)
     assert loads(resolve_tool_search([server])) == {"a": "up front", "b": "deferred"}
 
@@ -99,7 +114,9 @@ def test_auto_loads_small_sets_up_front_and_defers_large_ones():
 
 def test_a_tool_whose_full_name_is_over_128_characters_is_left_out():
     long_name = "get_article_outline_with_title_summary_and_section_headings_for_one_published_blog_post"
-    resolution = resolve_tool_search([Server("blog", [tool(long_name), tool("search")], plugin="acme-engineering-handbook")])
+    resolution = resolve_tool_search(
+        [Server("blog", [tool(long_name), tool("search")], plugin="acme-engineering-handbook")]
+    )
     assert loads(resolution) == {long_name: "left out", "search": "deferred"}
     assert resolution.tools[1].full_name == "mcp__plugin_acme-engineering-handbook_blog__search"
 

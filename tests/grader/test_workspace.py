@@ -30,7 +30,9 @@ def sources(nb_path: Path) -> str:
 
 def test_init_copies_every_lesson_and_the_learner_version_of_every_lab_and_quiz(workspace):
     root = workspace.root
-    assert sorted(p.name for p in (root / "lessons").glob("*.ipynb")) == sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
+    assert sorted(p.name for p in (root / "lessons").glob("*.ipynb")) == sorted(
+        p.name for p in (REPO / "notebooks").glob("*.ipynb")
+    )
     assert (root / FIRST_LESSON).is_file()
     labs = sorted(p.name for p in (DEFAULT_COURSE / "source").iterdir() if p.is_dir())
     assert sorted(p.name for p in (root / "labs").iterdir()) == labs
@@ -75,7 +77,11 @@ def test_init_into_a_file_says_to_name_a_folder(tmp_path):
 def test_start_opens_jupyterlab_in_the_folder_passing_what_follows_the_double_dash(workspace):
     run = subprocess.run(
         [str(CONSOLE), "start", str(workspace.root), "--", "--version"],
-        capture_output=True, text=True, timeout=120, check=False, cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd="/",
     )
 
     assert run.returncode == 0, run.stderr
@@ -94,6 +100,8 @@ def test_every_subcommand_of_the_console_command_shows_an_example():
 def test_the_console_command_is_installed_and_python_m_grader_still_works():
     assert CONSOLE.is_file() and os.access(CONSOLE, os.X_OK)
     console = subprocess.run([str(CONSOLE), "--help"], capture_output=True, text=True, timeout=60, check=True)
-    module = subprocess.run([sys.executable, "-m", "grader", "--help"], capture_output=True, text=True, timeout=60, check=True)
+    module = subprocess.run(
+        [sys.executable, "-m", "grader", "--help"], capture_output=True, text=True, timeout=60, check=True
+    )
     assert console.stdout.startswith("usage: mcp-course") and module.stdout.startswith("usage: python -m grader")
     assert "init" in console.stdout and "start" in console.stdout

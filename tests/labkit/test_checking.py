@@ -11,8 +11,17 @@ from labkit.checking import (
     as_shown,
 )
 
-HIDDEN = Check("decide_unseen", 2, "decide() on results the lab does not show", "retries business errors", lambda s: None, hidden=True)
-VISIBLE = Check("decide_business_stops", 1, "decide stops on business errors", "retries business errors", lambda s: None)
+HIDDEN = Check(
+    "decide_unseen",
+    2,
+    "decide() on results the lab does not show",
+    "retries business errors",
+    lambda s: None,
+    hidden=True,
+)
+VISIBLE = Check(
+    "decide_business_stops", 1, "decide stops on business errors", "retries business errors", lambda s: None
+)
 CASE = "refund of $9,431.17 on ORD-7731 refused: over the limit"  # what a hidden case's verdict says
 
 
@@ -39,7 +48,11 @@ def test_a_passed_hidden_verdict_is_its_title() -> None:
 
 
 def test_what_happened_to_the_learners_server_is_shown_as_it_is() -> None:
-    for sentence in (TIMED_OUT, HOST_DIED, "The lab server stopped while running your code: its process exited with status 3."):
+    for sentence in (
+        TIMED_OUT,
+        HOST_DIED,
+        "The lab server stopped while running your code: its process exited with status 3.",
+    ):
         shown = as_shown(HIDDEN, failed(sentence, host_lost=True))
         assert shown.message.endswith(sentence) and shown.host_lost
         assert "The mistake it looks for" not in shown.message

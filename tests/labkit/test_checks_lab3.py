@@ -42,7 +42,9 @@ def test_importing_the_visible_checks_loads_nothing_of_the_grader() -> None:
     assert done.returncode == 0, done.stderr[-2000:]
 
 
-def test_running_every_visible_check_in_a_kernel_loads_nothing_of_the_grader_and_prints_only_verdicts(tmp_path: Path) -> None:
+def test_running_every_visible_check_in_a_kernel_loads_nothing_of_the_grader_and_prints_only_verdicts(
+    tmp_path: Path,
+) -> None:
     # What a learner's kernel does: the kit, the answer cells, then lab.check for each graded cell. The server runs
     # in the kernel, and the SDK logs each read it refuses: the checks read unknown ids without a line of it.
     (tmp_path / "answers.py").write_text(SOLUTION, encoding="utf-8")
@@ -59,7 +61,12 @@ def test_running_every_visible_check_in_a_kernel_loads_nothing_of_the_grader_and
         f"{NO_GRADER}\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path / "answers.py")], check=False, capture_output=True, text=True, cwd=tmp_path, timeout=120
+        [sys.executable, "-c", code, str(tmp_path / "answers.py")],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert [line.split(" ")[:2] for line in done.stdout.splitlines()] == [["[PASS]", name] for name in NAMES]
@@ -155,4 +162,3 @@ def test_the_agent_needs_a_runbook_per_entry_when_the_catalog_has_no_titles() ->
         "Asked 'How many runbooks cover the search service?', the agent needed 13 requests; the budget is 2 "
         "(read the catalog, then at most one runbook)."
     )
-

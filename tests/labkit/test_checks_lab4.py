@@ -85,13 +85,25 @@ def test_a_full_name_over_128_characters_is_named_with_its_length() -> None:
     "description,properties,missing",
     [
         ("Search articles.", {"query": {"description": "Words."}}, "when to call ✗"),
-        ("Search the blog's articles. Call it when the user asks. Returns hits.", {"query": {}}, "no description for query"),
-        ("Use it when the user asks; returns hits. Searches the team's engineering blog for posts", {"query": {"description": "w"}}, "none of article"),
+        (
+            "Search the blog's articles. Call it when the user asks. Returns hits.",
+            {"query": {}},
+            "no description for query",
+        ),
+        (
+            "Use it when the user asks; returns hits. Searches the team's engineering blog for posts",
+            {"query": {"description": "w"}},
+            "none of article",
+        ),
         ("x " * 2100 + "article: call it when asked; returns hits", {}, "4,096"),
     ],
 )
 def test_a_description_lacking_one_thing_is_told_which(description, properties, missing) -> None:
-    tool = {"name": visible.SEARCH, "description": description, "inputSchema": {"type": "object", "properties": properties}}
+    tool = {
+        "name": visible.SEARCH,
+        "description": description,
+        "inputSchema": {"type": "object", "properties": properties},
+    }
     problems = " ".join(visible.description_problems(tool, visible.DATA_WORDS[visible.SEARCH]))
     assert missing in problems
 
@@ -110,7 +122,8 @@ def test_in_the_notebook_each_visible_check_passes_the_fixed_server() -> None:
 
 def test_in_the_notebook_a_failed_visible_check_names_its_case_and_the_answer_expected() -> None:
     code = SOLUTION.replace(
-        'return failure("transient", f"Search is unavailable: {exc}.", True,', 'return failure("transient", f"Search is unavailable: {exc}.", False,'
+        'return failure("transient", f"Search is unavailable: {exc}.", True,',
+        'return failure("transient", f"Search is unavailable: {exc}.", False,',
     )
     assert code != SOLUTION
 

@@ -16,7 +16,10 @@ from servers.learner_host import load_learner_code
 LAB = "lab1_error_results"
 SOLUTION = answer_code(read_notebook(Path(__file__).resolve().parents[2] / "labs" / "source" / LAB / f"{LAB}.ipynb"))
 # A realistic mistake: transient errors not marked retryable.
-RETRYABLE, NOT_RETRYABLE_TEXT = """error_result("transient", message, code, True,""", """error_result("transient", message, code, False,"""
+RETRYABLE, NOT_RETRYABLE_TEXT = (
+    """error_result("transient", message, code, True,""",
+    """error_result("transient", message, code, False,""",
+)
 assert SOLUTION.count(RETRYABLE) == 1
 NOT_RETRYABLE = SOLUTION.replace(RETRYABLE, NOT_RETRYABLE_TEXT)
 
@@ -61,7 +64,9 @@ def test_check_of_an_unwritten_function_says_it_is_not_written_yet() -> None:
     with pytest.raises(FailedVerdict) as caught:
         Lab(LAB).check("decide_not_found", blank)
 
-    assert caught.value.lines == ["[FAIL] decide_not_found (0/1): decide is not written yet (it raises NotImplementedError)."]
+    assert caught.value.lines == [
+        "[FAIL] decide_not_found (0/1): decide is not written yet (it raises NotImplementedError)."
+    ]
 
 
 def test_run_returns_the_verdict_without_printing_or_raising(capsys) -> None:
@@ -87,7 +92,9 @@ def test_an_unknown_check_name_is_one_failing_line_naming_the_lab() -> None:
     with pytest.raises(FailedVerdict) as caught:
         Lab(LAB).check("results_everything", kernel(SOLUTION))
 
-    assert caught.value.lines == ["[FAIL] results_everything: lab1_error_results has no check named 'results_everything'."]
+    assert caught.value.lines == [
+        "[FAIL] results_everything: lab1_error_results has no check named 'results_everything'."
+    ]
     with pytest.raises(KeyError):
         Lab(LAB).run("results_everything", kernel(SOLUTION))
 
@@ -160,7 +167,12 @@ def test_try_it_names_an_answer_cells_name_not_defined_yet(capsys) -> None:
 
 
 def test_try_it_says_the_lab_servers_sentence_about_a_handler_not_written_yet(capsys) -> None:
-    blank = kernel(SOLUTION.replace("def search_orders(desk, customer_email, status=None):\n", "def search_orders(desk, customer_email, status=None):\n    raise NotImplementedError()\n"))
+    blank = kernel(
+        SOLUTION.replace(
+            "def search_orders(desk, customer_email, status=None):\n",
+            "def search_orders(desk, customer_email, status=None):\n    raise NotImplementedError()\n",
+        )
+    )
     code = "with lab.try_it(), lab.host() as desk:\n    print(desk.call('search_orders', customer_email='zed@example.com'))\n"
 
     run_cell(code, blank, Lab(LAB))

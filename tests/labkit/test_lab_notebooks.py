@@ -50,7 +50,7 @@ def check_cells(nb) -> list[tuple[str, object]]:
 
 # --- a verdict in a real kernel --------------------------------------------------------------------------------
 
-WRONG_TRANSIENT = '''
+WRONG_TRANSIENT = """
 def error_result(category, message, code, retryable, **fields):
     return {"isError": True, "content": [{"type": "text", "text": message}],
             "structuredContent": {"errorCategory": category, "isRetryable": retryable, "code": code, **fields}}
@@ -60,7 +60,7 @@ def transient_error(message, retry_after_seconds=1.0, code="UPSTREAM_UNAVAILABLE
 
 def validation_error(message, field, reason, code="INVALID_ARGUMENT"):
     return error_result("validation", message, code, False, field=field, reason=reason)
-'''
+"""
 
 
 def tagged(source: str):
@@ -70,25 +70,31 @@ def tagged(source: str):
 
 
 def test_a_failing_check_in_a_kernel_is_an_error_whose_traceback_is_the_verdict_line_alone() -> None:
-    nb = new_notebook(cells=[
-        new_code_cell('from labkit import Lab\nlab = Lab("lab1_error_results")'),
-        new_code_cell(WRONG_TRANSIENT),
-        tagged('lab.check("results_transient")'),
-        tagged('lab.check("results_validation")'),
-        tagged('lab.check("results_everything")'),
-        new_code_cell('print("the last cell ran")'),
-    ])
+    nb = new_notebook(
+        cells=[
+            new_code_cell('from labkit import Lab\nlab = Lab("lab1_error_results")'),
+            new_code_cell(WRONG_TRANSIENT),
+            tagged('lab.check("results_transient")'),
+            tagged('lab.check("results_validation")'),
+            tagged('lab.check("results_everything")'),
+            new_code_cell('print("the last cell ran")'),
+        ]
+    )
 
     failing, passing, unknown, last = run(nb).cells[2:]
 
     (error,) = errors(failing)
     assert error.ename == "FailedVerdict"
-    assert error.traceback == ["[FAIL] results_transient (0/1): transient_error(...) must have isRetryable true; got False."]
+    assert error.traceback == [
+        "[FAIL] results_transient (0/1): transient_error(...) must have isRetryable true; got False."
+    ]
     assert [o.output_type for o in failing.outputs] == ["error"]  # the verdict once: nothing printed besides
     # A passing check prints its line and returns nothing, so no Out[] appears under it.
     assert [o.output_type for o in passing.outputs] == ["stream"]
     assert text(passing).startswith("[PASS] results_validation (1/1): ")
-    assert errors(unknown)[0].traceback == ["[FAIL] results_everything: lab1_error_results has no check named 'results_everything'."]
+    assert errors(unknown)[0].traceback == [
+        "[FAIL] results_everything: lab1_error_results has no check named 'results_everything'."
+    ]
     assert text(last) == "the last cell ran\n"
 
 
@@ -184,7 +190,7 @@ def test_the_math_finder_sees_bare_dollars_and_not_escaped_or_coded_ones() -> No
     assert typeset_dollars("but $750 breaks the $500 policy") == ["but $750 breaks the $500 policy"]
     assert typeset_dollars("| the $750 refund |") == ["| the $750 refund |"]
     assert typeset_dollars("but \\$750 breaks the \\$500 policy, `${VAR}` and ``$`` stay") == []
-    assert typeset_dollars("```json\n{\"url\": \"${API}\"}\n```\nafter") == []
+    assert typeset_dollars('```json\n{"url": "${API}"}\n```\nafter') == []
 
 
 @pytest.mark.parametrize("notebook", lab_notebooks(), ids=lambda p: p.parent.name)
@@ -193,4 +199,3 @@ def test_no_markdown_in_a_lab_or_quiz_would_be_typeset_as_math(notebook) -> None
 
     found = [line for c in nb.cells if c.cell_type == "markdown" for line in typeset_dollars(c.source)]
     assert found == [], f"write $ as \\$ outside code (or put it in backticks): {found}"
-

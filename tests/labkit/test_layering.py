@@ -13,8 +13,12 @@ import labkit
 
 REPO = Path(__file__).resolve().parents[2]
 MODULES = sorted(
-    ["labkit", *(f"labkit.{m.name}" for m in pkgutil.iter_modules(labkit.__path__)), "labkit.checks",
-     *(f"labkit.checks.{m.name}" for m in pkgutil.iter_modules([str(REPO / "labkit" / "checks")]))]
+    [
+        "labkit",
+        *(f"labkit.{m.name}" for m in pkgutil.iter_modules(labkit.__path__)),
+        "labkit.checks",
+        *(f"labkit.checks.{m.name}" for m in pkgutil.iter_modules([str(REPO / "labkit" / "checks")])),
+    ]
 )
 
 

@@ -14,10 +14,19 @@ from labkit.quiz import answer
 @pytest.mark.parametrize(
     ("args", "said"),
     [
-        (("q01", "B"), "Question 1: your answer B is recorded. It is graded when you submit; the feedback explains every answer."),
-        (("q12", " d "), "Question 12: your answer D is recorded. It is graded when you submit; the feedback explains every answer."),
+        (
+            ("q01", "B"),
+            "Question 1: your answer B is recorded. It is graded when you submit; the feedback explains every answer.",
+        ),
+        (
+            ("q12", " d "),
+            "Question 12: your answer D is recorded. It is graded when you submit; the feedback explains every answer.",
+        ),
         (("q02", ""), "Question 2: not answered yet. Put A, B, C or D between the quotes and run this cell again."),
-        (("q03", "E"), "Question 3: 'E' is not an answer, so nothing is recorded: write A, B, C or D between the quotes."),
+        (
+            ("q03", "E"),
+            "Question 3: 'E' is not an answer, so nothing is recorded: write A, B, C or D between the quotes.",
+        ),
         (("q04", 2), 'Not recorded: write the question id and the letter in quotes, for example answer("q01", "B").'),
     ],
 )

@@ -41,7 +41,7 @@ def test_the_check_sees_what_jupyterlab_would_typeset() -> None:
     assert math_risks("a $750 refund\n\nand a $500 limit")
     assert not math_risks("a $750 refund breaks the policy, whose `limit` is 500")
     assert not math_risks("`${DB_HOST}:${DB_PORT:-5432}` and ``$a` `$b``, and $5")
-    assert not math_risks("```bash\nexport A=\"$B\" C=\"$D\"\n```\nthen $1")
+    assert not math_risks('```bash\nexport A="$B" C="$D"\n```\nthen $1')
 
 
 @pytest.mark.parametrize("name", LESSONS)
@@ -55,7 +55,9 @@ def test_a_lesson_with_tables_sets_them_up_before_its_first_table(name: str) -> 
     code = [c.source for c in cells(name) if c.cell_type == "code"]
     if not any("pd." in source for source in code):
         pytest.skip("no tables")
-    assert "lessonkit.tables(" in code[0], "the set-up cell must call lessonkit.tables(): pandas HTML without it is typeset"
+    assert "lessonkit.tables(" in code[0], (
+        "the set-up cell must call lessonkit.tables(): pandas HTML without it is typeset"
+    )
     assert not any("use_mathjax" in source or "notebook_repr_html" in source for source in code)
 
 

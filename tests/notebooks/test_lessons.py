@@ -33,8 +33,14 @@ def test_every_lesson_in_the_folder_is_listed_here() -> None:
 @pytest.mark.parametrize("name", LESSONS)
 def test_one_what_changed_box_then_exam_essentials(name: str) -> None:
     all_cells = cells(name)
-    boxes = [i for i, c in enumerate(all_cells) if c.cell_type == "markdown" and "What changed since the exam guide" in c.source]
-    essentials = [i for i, c in enumerate(all_cells) if c.cell_type == "markdown" and re.match(r"#+ .*Exam essentials", c.source)]
+    boxes = [
+        i
+        for i, c in enumerate(all_cells)
+        if c.cell_type == "markdown" and "What changed since the exam guide" in c.source
+    ]
+    essentials = [
+        i for i, c in enumerate(all_cells) if c.cell_type == "markdown" and re.match(r"#+ .*Exam essentials", c.source)
+    ]
     assert len(boxes) == 1, boxes
     assert len(essentials) == 1, essentials
     assert boxes[0] < essentials[0]
@@ -49,4 +55,6 @@ def test_the_lesson_points_to_its_graded_quiz(name: str) -> None:
 def test_no_quiz_key_is_shown(name: str) -> None:
     for cell in cells(name):
         if cell.cell_type == "code":
-            assert "def question(" not in cell.source and not re.search(r"\banswer\(\s*\d", cell.source), cell.source[:200]
+            assert "def question(" not in cell.source and not re.search(r"\banswer\(\s*\d", cell.source), cell.source[
+                :200
+            ]

@@ -58,7 +58,11 @@ VALID_ARGUMENTS: dict[str, dict[str, Any]] = {
     "get_order": {"order_id": "ORD-1001"},
     "refund_order": {"order_id": "ORD-1001", "amount_usd": 10, "reason": "damaged"},
     "decide": {"result": {"isError": False, "content": []}},
-    "recover": {"items": ["A"], "endpoints": ["primary"], "script": {"primary": {"A": [{"isError": False, "content": []}]}}},
+    "recover": {
+        "items": ["A"],
+        "endpoints": ["primary"],
+        "script": {"primary": {"A": [{"isError": False, "content": []}]}},
+    },
 }
 
 
@@ -84,7 +88,9 @@ def test_learner_code_sees_the_labs_kit_names() -> None:
     namespace, load_error = load_learner_code(LAB, code)
 
     assert load_error is None
-    assert {"ORDERS", "DeskState", "backoff_delay", "UpstreamUnavailable", "ORDER_ID", "REFUND_LIMIT_USD"} <= set(kit.__all__)
+    assert {"ORDERS", "DeskState", "backoff_delay", "UpstreamUnavailable", "ORDER_ID", "REFUND_LIMIT_USD"} <= set(
+        kit.__all__
+    )
     for name in kit.__all__:
         assert namespace[name] is getattr(kit, name)
     assert namespace["delay"] == 2.0
@@ -137,7 +143,9 @@ def test_every_call_that_needs_a_missing_function_names_the_load_error() -> None
                 continue
             message = learner_error(session, tool, **VALID_ARGUMENTS[tool])
             assert message.startswith("Your answer cells define no function named ")
-            assert message.endswith("Your answer cells failed to run: ValueError: bad cell (line 3 of your answer cells).")
+            assert message.endswith(
+                "Your answer cells failed to run: ValueError: bad cell (line 3 of your answer cells)."
+            )
 
 
 def test_each_answer_cell_runs_on_its_own_so_a_broken_cell_keeps_the_others() -> None:
@@ -165,7 +173,9 @@ def test_calling_a_name_that_is_not_a_function_says_what_it_is() -> None:
 
 
 def test_calling_an_unwritten_function_says_it_is_not_written_yet() -> None:
-    namespace, _ = load_learner_code(LAB, "def decide(result, attempt=1, max_attempts=3):\n    raise NotImplementedError()\n")
+    namespace, _ = load_learner_code(
+        LAB, "def decide(result, attempt=1, max_attempts=3):\n    raise NotImplementedError()\n"
+    )
 
     with pytest.raises(LearnerCodeError) as caught:
         call_learner(namespace, "decide", {})
@@ -174,7 +184,9 @@ def test_calling_an_unwritten_function_says_it_is_not_written_yet() -> None:
 
 
 def test_a_learner_function_that_raises_is_reported_by_name_exception_and_line() -> None:
-    namespace, _ = load_learner_code(LAB, "def decide(result, attempt=1, max_attempts=3):\n    sc = result['structuredContent']\n    return sc\n")
+    namespace, _ = load_learner_code(
+        LAB, "def decide(result, attempt=1, max_attempts=3):\n    sc = result['structuredContent']\n    return sc\n"
+    )
 
     with pytest.raises(LearnerCodeError) as caught:
         call_learner(namespace, "decide", {})
@@ -212,7 +224,9 @@ def test_an_endless_loop_in_learner_code_ends_at_the_sessions_timeout() -> None:
     # instead of failing the check with "did not answer in time". The loop here ends when
     # the test releases it, so the suite never hangs.
     release = threading.Event()
-    namespace, _ = load_learner_code(LAB, "def decide(result, attempt=1, max_attempts=3):\n    while not RELEASE.is_set():\n        pass\n")
+    namespace, _ = load_learner_code(
+        LAB, "def decide(result, attempt=1, max_attempts=3):\n    while not RELEASE.is_set():\n        pass\n"
+    )
     namespace["RELEASE"] = release
     outcome: list[Any] = []
 
@@ -244,7 +258,9 @@ def test_a_result_that_is_not_a_dict_is_rejected() -> None:
 
 def test_a_result_holding_values_that_are_not_json_is_rejected() -> None:
     with pytest.raises(LearnerCodeError) as caught:
-        as_call_tool_result({"isError": False, "content": [], "structuredContent": {"ids": {"ORD-1001"}}}, "search_orders")
+        as_call_tool_result(
+            {"isError": False, "content": [], "structuredContent": {"ids": {"ORD-1001"}}}, "search_orders"
+        )
 
     assert caught.value.message.startswith("search_orders returned something that is not JSON data (")
     assert "set" in caught.value.message
@@ -269,7 +285,11 @@ def test_snake_case_result_keys_are_rejected_as_python_attribute_names() -> None
 
 
 def test_a_valid_result_comes_back_as_json_data() -> None:
-    value = {"isError": True, "content": [{"type": "text", "text": "Timed out."}], "structuredContent": {"retryAfterSeconds": 2}}
+    value = {
+        "isError": True,
+        "content": [{"type": "text", "text": "Timed out."}],
+        "structuredContent": {"retryAfterSeconds": 2},
+    }
 
     assert as_call_tool_result(value, "refund_order") == value
 
@@ -278,7 +298,10 @@ def test_a_valid_result_comes_back_as_json_data() -> None:
 
 
 def test_the_hosts_desk_tools_match_the_support_desk_servers_tools() -> None:
-    with host("") as learner, connect(build_desk_server(Desk(Caller("agent"), PaymentGateway())), timeout=10) as reference:
+    with (
+        host("") as learner,
+        connect(build_desk_server(Desk(Caller("agent"), PaymentGateway())), timeout=10) as reference,
+    ):
         learner_tools = {tool["name"]: tool for tool in learner.tools()}
         desk_tools = reference.tools()
 
@@ -305,7 +328,9 @@ def test_host_reset_sets_the_callers_role_and_the_gateways_failures() -> None:
         default = session.call("get_order", order_id="ORD-1001")["structuredContent"]
         session.call("host_reset", role="agent", fail_first=2)
         as_agent = session.call("get_order", order_id="ORD-1001")["structuredContent"]
-        refunds = [session.call("refund_order", order_id="ORD-1001", amount_usd=1, reason="x")["isError"] for _ in range(3)]
+        refunds = [
+            session.call("refund_order", order_id="ORD-1001", amount_usd=1, reason="x")["isError"] for _ in range(3)
+        ]
 
     assert default == {"role": "supervisor", "canRefund": True, "failFirst": 0, "seen": 1}
     # A reset starts a fresh desk session: what the previous one recorded is gone.
@@ -335,7 +360,9 @@ def test_recover_reports_the_calls_and_waits_it_observed() -> None:
     )
     ok = {"isError": False, "content": [], "structuredContent": {"n": 1}}
     with host(code) as session:
-        out = session.call("recover", items=["A", "B"], endpoints=["primary", "replica"], script={"replica": {"A": [ok], "B": [ok]}})
+        out = session.call(
+            "recover", items=["A", "B"], endpoints=["primary", "replica"], script={"replica": {"A": [ok], "B": [ok]}}
+        )
 
     assert out["structuredContent"] == {
         "envelope": {"status": "complete", "results": [{"n": 1}, {"n": 1}]},
@@ -345,15 +372,17 @@ def test_recover_reports_the_calls_and_waits_it_observed() -> None:
 
 
 def test_lab2_answers_many_cases_in_one_call_each_with_its_value_or_why_it_failed() -> None:
-    code = '''
+    code = """
 def expand_value(text, env, remote_field):
     if text == "boom":
         raise KeyError(text)
     return text.upper()
-'''
+"""
     namespace, _ = load_learner_code("lab2_scopes_expansion", code)
     with connect(build_server("lab2_scopes_expansion", namespace), timeout=10) as session:
-        result = session.call("expand_values", cases=[{"text": "a", "env": {}}, {"text": "boom", "env": {}}, {"text": "b", "env": {}}])
+        result = session.call(
+            "expand_values", cases=[{"text": "a", "env": {}}, {"text": "boom", "env": {}}, {"text": "b", "env": {}}]
+        )
 
     answers = result["structuredContent"]["answers"]
     assert answers[0] == {"value": "A"} and answers[2] == {"value": "B"}

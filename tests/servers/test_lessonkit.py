@@ -18,8 +18,15 @@ def pandas_as_it_was():
 
 
 def frame() -> pd.DataFrame:
-    return pd.DataFrame({"case": [1, 2], "as written": ["${DB_HOST}:${DB_PORT:-5432}", "$750"],
-                         "isError": [True, False], "bytes": [10, 20], "reason": ["a sentence", "another"]}).set_index("case")
+    return pd.DataFrame(
+        {
+            "case": [1, 2],
+            "as written": ["${DB_HOST}:${DB_PORT:-5432}", "$750"],
+            "isError": [True, False],
+            "bytes": [10, 20],
+            "reason": ["a sentence", "another"],
+        }
+    ).set_index("case")
 
 
 def test_tables_are_marked_for_math_to_leave_alone() -> None:

@@ -58,13 +58,32 @@ def test_the_stdio_server_reads_its_log_and_descriptions_from_the_environment(tm
 def test_a_client_that_introduces_itself_in_initialize_is_named_in_the_log(tmp_path):
     # A client of an earlier protocol revision says who it is once, in initialize; the log names it on every call.
     log = tmp_path / "calls.jsonl"
-    server = subprocess.Popen([sys.executable, "-m", "servers.notes"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True, env={**os.environ, "NOTES_CALL_LOG": str(log)})
+    server = subprocess.Popen(
+        [sys.executable, "-m", "servers.notes"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "NOTES_CALL_LOG": str(log)},
+    )
     messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "older-client", "version": "9"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "older-client", "version": "9"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_notes", "arguments": {"contains": "x"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "list_notes", "arguments": {"contains": "x"}},
+        },
     ]
     try:
         replies = []

@@ -27,7 +27,9 @@ class Clock:
 
 
 @asynccontextmanager
-async def serving(options: Options | None = None, **kw) -> AsyncIterator[tuple[RemoteApp, Callable[..., httpx.AsyncClient]]]:
+async def serving(
+    options: Options | None = None, **kw
+) -> AsyncIterator[tuple[RemoteApp, Callable[..., httpx.AsyncClient]]]:
     app = RemoteApp(options or Options(), **kw)
     async with app.lifespan():
 
@@ -70,7 +72,9 @@ async def test_initialize_is_answered_and_logged_with_protocol_version_and_clien
         reply = await http.post("/mcp", json=INIT, headers=ACCEPT)
     assert reply.status_code == 200
     assert reply.json()["result"]["serverInfo"]["name"] == "remote-articles"
-    assert app.lines == ["POST /mcp 200 client=127.0.0.1 rpc=initialize protocolVersion=2025-11-25 clientInfo=test-client/9.9"]
+    assert app.lines == [
+        "POST /mcp 200 client=127.0.0.1 rpc=initialize protocolVersion=2025-11-25 clientInfo=test-client/9.9"
+    ]
 
 
 async def test_without_the_token_the_server_answers_401_naming_its_protected_resource_metadata() -> None:
@@ -80,7 +84,10 @@ async def test_without_the_token_the_server_answers_401_naming_its_protected_res
         metadata = await http.get("/.well-known/oauth-protected-resource")
         signed_in = await http.post("/mcp", json=INIT, headers={**ACCEPT, "Authorization": "Bearer s3cret"})
     assert bare.status_code == 401
-    assert bare.headers["www-authenticate"] == 'Bearer resource_metadata="http://127.0.0.1:8000/.well-known/oauth-protected-resource"'
+    assert (
+        bare.headers["www-authenticate"]
+        == 'Bearer resource_metadata="http://127.0.0.1:8000/.well-known/oauth-protected-resource"'
+    )
     assert wrong.status_code == 401 and 'error="invalid_token"' in wrong.headers["www-authenticate"]
     assert metadata.json()["resource"] == "http://127.0.0.1:8000/mcp"
     assert metadata.json()["authorization_servers"]
@@ -207,10 +214,17 @@ async def test_after_exit_after_requests_the_app_asks_to_exit_once() -> None:
 def test_options_round_trip_through_the_command_line() -> None:
     from servers.remote.process import parser
 
-    options = Options(token="t", bot_check=True, rate_limit=(3, 1.5), trusted_proxies=("10.0.0.1",), daily_cap=9, limiter="down-open", exit_after=4)
+    options = Options(
+        token="t",
+        bot_check=True,
+        rate_limit=(3, 1.5),
+        trusted_proxies=("10.0.0.1",),
+        daily_cap=9,
+        limiter="down-open",
+        exit_after=4,
+    )
     args = vars(parser().parse_args(options.to_args()))
     assert args["token"] == "t" and args["rate_limit"] == (3, 1.5) and args["trusted_proxies"] == ["10.0.0.1"]
     assert (args["daily_cap"], args["limiter"], args["exit_after"], args["bot_check"]) == (9, "down-open", 4, True)
     with pytest.raises(ValueError, match="limiter"):
         Options(limiter="sideways")
-

@@ -24,7 +24,9 @@ def poll(condition, timeout: float = 10.0):
 
 
 def test_a_remote_server_answers_each_deployment_behaviour_over_real_http() -> None:
-    with running(token="s3cret", bot_check=True, bot_check_exempt_mcp=True, rate_limit=(3, 0.5), trusted_proxies=("10.9.9.9",)) as server:
+    with running(
+        token="s3cret", bot_check=True, bot_check_exempt_mcp=True, rate_limit=(3, 0.5), trusted_proxies=("10.9.9.9",)
+    ) as server:
         assert server.url.startswith("http://127.0.0.1:") and server.url.endswith("/mcp")
         unauthorized = httpx.post(server.url, json=INIT, headers={**ACCEPT, "CF-Connecting-IP": "192.0.2.1"})
         page = httpx.get(server.base + "/")
@@ -36,11 +38,16 @@ def test_a_remote_server_answers_each_deployment_behaviour_over_real_http() -> N
             return reply if reply.status_code == 429 else None
 
         too_many = poll(refused)
-        allowed_again = poll(lambda: httpx.get(server.base + "/.well-known/oauth-protected-resource", headers=BROWSER).status_code == 200)
+        allowed_again = poll(
+            lambda: httpx.get(server.base + "/.well-known/oauth-protected-resource", headers=BROWSER).status_code == 200
+        )
         log = server.log()
 
     assert unauthorized.status_code == 401
-    assert unauthorized.headers["www-authenticate"] == f'Bearer resource_metadata="{server.base}/.well-known/oauth-protected-resource"'
+    assert (
+        unauthorized.headers["www-authenticate"]
+        == f'Bearer resource_metadata="{server.base}/.well-known/oauth-protected-resource"'
+    )
     assert page.status_code == 403 and "text/html" in page.headers["content-type"]
     assert {t["name"] for t in tools} == {"search_articles", "get_article"}
     assert int(too_many.headers["retry-after"]) >= 1
@@ -59,9 +66,16 @@ def test_forwarded_clients_share_the_proxy_budget_only_when_keyed_by_the_peer() 
     results = {}
     for key_by_peer_only in (True, False):
         with running(rate_limit=(3, 60), trusted_proxies=("127.0.0.1",), key_by_peer_only=key_by_peer_only) as server:
-            codes = [httpx.get(server.base + "/.well-known/oauth-protected-resource", headers={"X-Forwarded-For": f"203.0.113.{n}"}).status_code for n in range(1, 5)]
+            codes = [
+                httpx.get(
+                    server.base + "/.well-known/oauth-protected-resource", headers={"X-Forwarded-For": f"203.0.113.{n}"}
+                ).status_code
+                for n in range(1, 5)
+            ]
             # The server logs a request after answering it: wait for the fourth line rather than race it.
-            lines = poll(lambda: (got := [line for line in server.log() if line.startswith("GET")]) and len(got) == 4 and got)
+            lines = poll(
+                lambda: (got := [line for line in server.log() if line.startswith("GET")]) and len(got) == 4 and got
+            )
             results[key_by_peer_only] = (codes, lines)
     assert results[True][0] == [200, 200, 200, 429]
     assert all("client=127.0.0.1" in line for line in results[True][1] if line.startswith("GET"))
@@ -89,7 +103,11 @@ def test_the_server_exits_after_exit_after_requests_and_restarts_on_the_same_url
 
 def test_a_bad_flag_stops_the_server_with_a_sentence_not_a_traceback() -> None:
     finished = subprocess.run(
-        [sys.executable, "-m", "servers.remote", "--rate-limit", "lots"], capture_output=True, text=True, timeout=30, check=False
+        [sys.executable, "-m", "servers.remote", "--rate-limit", "lots"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
     )
     assert finished.returncode != 0
     assert "write requests/seconds" in finished.stderr and "Traceback" not in finished.stderr

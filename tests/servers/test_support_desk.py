@@ -23,7 +23,6 @@ from servers.support_desk.server import build_server, desk_from_env
 pytestmark = pytest.mark.anyio
 
 
-
 def desk(role: str = "supervisor", **gateway: Any) -> Desk:
     return Desk(Caller(role), PaymentGateway(**gateway))
 
@@ -138,7 +137,9 @@ async def test_a_known_order_reports_what_was_refunded() -> None:
 
 async def test_an_agent_may_not_refund_and_is_told_the_missing_scope_and_role() -> None:
     gateway = PaymentGateway()
-    result = await call(Desk(Caller("agent"), gateway), "refund_order", {"order_id": "ORD-1001", "amount_usd": 10, "reason": "late"})
+    result = await call(
+        Desk(Caller("agent"), gateway), "refund_order", {"order_id": "ORD-1001", "amount_usd": 10, "reason": "late"}
+    )
 
     assert_error_shape(result, "permission", False)
     assert structured(result)["missingScope"] == "refunds:write"
@@ -157,7 +158,11 @@ async def test_a_guest_cannot_search_orders() -> None:
 
 async def test_a_750_refund_is_the_exam_guides_business_example_word_for_word() -> None:
     gateway = PaymentGateway()
-    result = await call(Desk(Caller("supervisor"), gateway), "refund_order", {"order_id": "ORD-1002", "amount_usd": 750, "reason": "damaged"})
+    result = await call(
+        Desk(Caller("supervisor"), gateway),
+        "refund_order",
+        {"order_id": "ORD-1002", "amount_usd": 750, "reason": "damaged"},
+    )
 
     assert result == GUIDE_REFUND_EXAMPLE
     assert structured(result)["limit"] == REFUND_LIMIT_USD
@@ -167,7 +172,11 @@ async def test_a_750_refund_is_the_exam_guides_business_example_word_for_word() 
 @pytest.mark.parametrize("amount", [-5, 0], ids=["negative", "zero"])
 async def test_a_non_positive_amount_is_a_validation_error_on_amount_usd(amount: float) -> None:
     gateway = PaymentGateway()
-    result = await call(Desk(Caller("supervisor"), gateway), "refund_order", {"order_id": "ORD-1001", "amount_usd": amount, "reason": "x"})
+    result = await call(
+        Desk(Caller("supervisor"), gateway),
+        "refund_order",
+        {"order_id": "ORD-1001", "amount_usd": amount, "reason": "x"},
+    )
 
     assert_error_shape(result, "validation", False)
     assert structured(result)["field"] == "amount_usd"
@@ -239,8 +248,12 @@ async def test_refunding_more_than_is_left_on_the_order_is_a_business_error() ->
     the_desk = desk()
     with anyio.fail_after(10):
         async with Client(build_server(the_desk)) as client:
-            first = wire(await client.call_tool("refund_order", {"order_id": "ORD-1001", "amount_usd": 100, "reason": "x"}))
-            second = wire(await client.call_tool("refund_order", {"order_id": "ORD-1001", "amount_usd": 50, "reason": "x"}))
+            first = wire(
+                await client.call_tool("refund_order", {"order_id": "ORD-1001", "amount_usd": 100, "reason": "x"})
+            )
+            second = wire(
+                await client.call_tool("refund_order", {"order_id": "ORD-1001", "amount_usd": 50, "reason": "x"})
+            )
             order = wire(await client.call_tool("get_order", {"order_id": "ORD-1001"}))
 
     assert first["isError"] is False
@@ -300,7 +313,9 @@ def test_a_seeded_gateway_is_deterministic_without_mcp() -> None:
 
 
 def test_desk_from_env_reads_role_and_fault_injection() -> None:
-    the_desk = desk_from_env({"DESK_ROLE": "supervisor", "DESK_FAIL_FIRST": "2", "DESK_FAILURE_RATE": "0.25", "DESK_SEED": "9"})
+    the_desk = desk_from_env(
+        {"DESK_ROLE": "supervisor", "DESK_FAIL_FIRST": "2", "DESK_FAILURE_RATE": "0.25", "DESK_SEED": "9"}
+    )
 
     assert the_desk.caller.role == "supervisor"
     assert (the_desk.gateway.fail_first, the_desk.gateway.failure_rate, the_desk.gateway.seed) == (2, 0.25, 9)
@@ -357,7 +372,9 @@ def test_the_kits_backoff_delay_is_the_reference_schedule_and_leads_nowhere_near
     assert kit.backoff_delay(2, base=1.0) == reference(2, base=1.0)
     # Its globals are the desk's world, which holds data and no rule: nothing there reaches the model.
     assert kit.backoff_delay.__globals__["__name__"] == "servers.support_desk.world"
-    assert not any(getattr(value, "__module__", "").startswith("grader") for value in kit.backoff_delay.__globals__.values())
+    assert not any(
+        getattr(value, "__module__", "").startswith("grader") for value in kit.backoff_delay.__globals__.values()
+    )
     assert "decide" not in kit.backoff_delay.__globals__
 
 
@@ -369,14 +386,20 @@ def test_the_kits_retry_delay_is_the_reference_one_the_longer_of_the_hint_and_th
     assert kit.retry_delay.__globals__["__name__"] == "servers.support_desk.world"
     # A hint longer than the backoff is honoured; a shorter one, or none, leaves the backoff.
     assert [kit.retry_delay({"retryAfterSeconds": 1.5}, n) for n in (1, 2, 3)] == [1.5, 1.5, 2.0]
-    assert [kit.retry_delay({"retryAfterSeconds": 0.1}, n) for n in (1, 2)] == [kit.backoff_delay(1), kit.backoff_delay(2)]
+    assert [kit.retry_delay({"retryAfterSeconds": 0.1}, n) for n in (1, 2)] == [
+        kit.backoff_delay(1),
+        kit.backoff_delay(2),
+    ]
     assert kit.retry_delay({}, 3) == kit.backoff_delay(3)
 
 
 async def test_with_the_orders_database_down_both_reads_are_retryable_transient_errors() -> None:
     the_desk = Desk(Caller("agent"), PaymentGateway(), reads_down=True)
 
-    for tool, arguments in (("search_orders", {"customer_email": "alice@example.com"}), ("get_order", {"order_id": "ORD-1001"})):
+    for tool, arguments in (
+        ("search_orders", {"customer_email": "alice@example.com"}),
+        ("get_order", {"order_id": "ORD-1001"}),
+    ):
         result = await call(the_desk, tool, arguments)
         assert_error_shape(result, "transient", True)
         assert structured(result)["code"] == "ORDERS_DB_UNAVAILABLE"

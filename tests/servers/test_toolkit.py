@@ -131,7 +131,9 @@ def test_a_server_with_resources_and_prompts_advertises_them_beside_tools() -> N
 
 
 def test_a_server_with_only_a_template_still_advertises_resources_and_lists_none_fixed() -> None:
-    template = TemplateSpec("notes://folders/{folder}/{name}", "note", "One note.", lambda v: NOTES.get((v["folder"], v["name"])))
+    template = TemplateSpec(
+        "notes://folders/{folder}/{name}", "note", "One note.", lambda v: NOTES.get((v["folder"], v["name"]))
+    )
 
     with connect(build_server("templated", [echo_tool()], templates=[template]), timeout=10) as session:
         capabilities = session.client.server_capabilities
@@ -165,7 +167,9 @@ async def test_reading_a_template_match_fills_in_every_variable_and_echoes_the_u
             first = wire(await client.read_resource("notes://folders/work/standup"))
             second = wire(await client.read_resource("notes://folders/inbox/groceries"))
 
-    assert first["contents"] == [{"uri": "notes://folders/work/standup", "mimeType": "text/plain", "text": "ship the tracker"}]
+    assert first["contents"] == [
+        {"uri": "notes://folders/work/standup", "mimeType": "text/plain", "text": "ship the tracker"}
+    ]
     assert second["contents"][0]["text"] == "milk, eggs"
 
 
@@ -240,7 +244,9 @@ def test_an_unknown_prompt_is_invalid_params_naming_it() -> None:
 
 
 @pytest.mark.parametrize("arguments", [{}, {"tone": "friendly"}, {"name": ""}], ids=["none", "only-optional", "empty"])
-def test_a_prompt_without_its_required_argument_is_invalid_params_naming_the_argument(arguments: dict[str, str]) -> None:
+def test_a_prompt_without_its_required_argument_is_invalid_params_naming_the_argument(
+    arguments: dict[str, str],
+) -> None:
     with connect(notes_server(), timeout=10) as session, pytest.raises(MCPError) as caught:
         session.prompt("review_note", arguments)
 

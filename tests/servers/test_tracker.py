@@ -98,7 +98,9 @@ def test_a_sprint_size_outside_0_to_1000_is_rejected(n: int) -> None:
 
 
 @pytest.mark.parametrize("raw", ["1001", "-1", "lots", "", "2.5"])
-def test_a_bad_tracker_issues_value_stops_the_server_with_a_sentence_saying_what_to_give(raw: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bad_tracker_issues_value_stops_the_server_with_a_sentence_saying_what_to_give(
+    raw: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TRACKER_ISSUES", raw)
 
     with pytest.raises(SystemExit) as caught:
@@ -189,7 +191,9 @@ def test_the_issue_template_returns_the_full_issue() -> None:
     assert by_template == by_tool
 
 
-@pytest.mark.parametrize("uri", ["tracker://issues/PROJ-31", "tracker://issues/proj-1", "tracker://issues/", "tracker://sprints/next/issues"])
+@pytest.mark.parametrize(
+    "uri", ["tracker://issues/PROJ-31", "tracker://issues/proj-1", "tracker://issues/", "tracker://sprints/next/issues"]
+)
 def test_a_uri_naming_no_issue_is_resource_not_found(uri: str) -> None:
     from mcp.shared.exceptions import MCPError
 
@@ -300,7 +304,12 @@ def test_list_issues_last_page_has_no_next_page() -> None:
         last = session.call("list_issues", page=3)
 
     assert last["isError"] is False
-    assert structured(last) == {"keys": ["PROJ-41", "PROJ-42", "PROJ-43", "PROJ-44", "PROJ-45"], "page": 3, "pages": 3, "nextPage": None}
+    assert structured(last) == {
+        "keys": ["PROJ-41", "PROJ-42", "PROJ-43", "PROJ-44", "PROJ-45"],
+        "page": 3,
+        "pages": 3,
+        "nextPage": None,
+    }
     assert "page=" not in text(last)
 
 
@@ -447,7 +456,12 @@ def test_create_issue_adds_an_issue_that_the_catalog_shows_afterwards() -> None:
     assert before["count"] == 30
     assert after["count"] == 31
     assert after["issues"][:30] == before["issues"]
-    assert after["issues"][30] == {"key": "PROJ-31", "title": "Page the on-call on 5xx", "status": "todo", "assignee": created["assignee"]}
+    assert after["issues"][30] == {
+        "key": "PROJ-31",
+        "title": "Page the on-call on 5xx",
+        "status": "todo",
+        "assignee": created["assignee"],
+    }
     assert by_template == created
 
 
@@ -476,7 +490,9 @@ def test_each_create_issue_call_creates_one_more_issue() -> None:
     ],
     ids=["unknown-component", "unknown-priority", "blank-title", "missing-component"],
 )
-def test_create_issue_with_invalid_arguments_is_a_validation_error_that_creates_nothing(arguments: dict[str, Any], field: str) -> None:
+def test_create_issue_with_invalid_arguments_is_a_validation_error_that_creates_nothing(
+    arguments: dict[str, Any], field: str
+) -> None:
     tracker = Tracker.with_issues(30)
 
     with open_tracker(tracker) as session:
@@ -573,7 +589,9 @@ def response_size(result: dict[str, Any]) -> int:
 
 def test_every_list_page_stays_small_even_with_1000_issues() -> None:
     with open_tracker(Tracker.with_issues(MAX_ISSUES)) as session:
-        sizes = [response_size(session.call("list_issues", page=page)) for page in range(1, MAX_ISSUES // PAGE_SIZE + 1)]
+        sizes = [
+            response_size(session.call("list_issues", page=page)) for page in range(1, MAX_ISSUES // PAGE_SIZE + 1)
+        ]
 
     assert len(sizes) == 50
     assert max(sizes) < 2_000
@@ -622,7 +640,9 @@ def test_prompts_list_is_exactly_summarize_incident_with_one_required_issue_key(
         {
             "name": "summarize_incident",
             "description": "Summarise an incident issue for the team channel.",
-            "arguments": [{"name": "issue_key", "description": "The incident's issue key, e.g. PROJ-7.", "required": True}],
+            "arguments": [
+                {"name": "issue_key", "description": "The incident's issue key, e.g. PROJ-7.", "required": True}
+            ],
         }
     ]
 

@@ -39,7 +39,9 @@ def test_the_legacy_handshake_is_recorded_as_initialize_then_initialized_then_th
 
     async def handshake() -> None:
         with anyio.fail_after(20):
-            async with Client(stdio_client(stdio_params("servers.tracker.wiretap", args=tuple(args[2:]))), mode="legacy") as client:
+            async with Client(
+                stdio_client(stdio_params("servers.tracker.wiretap", args=tuple(args[2:]))), mode="legacy"
+            ) as client:
                 await client.list_tools()
 
     anyio.run(handshake)
@@ -53,7 +55,13 @@ def test_the_legacy_handshake_is_recorded_as_initialize_then_initialized_then_th
 
 
 def test_a_wiretap_without_a_command_says_how_to_call_it(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "servers.tracker.wiretap", str(tmp_path / "log")], capture_output=True, text=True, timeout=20, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "servers.tracker.wiretap", str(tmp_path / "log")],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=False,
+    )
     assert done.returncode == 2
     assert done.stderr.startswith("usage: python -m servers.tracker.wiretap LOG -- COMMAND")
     assert "Traceback" not in done.stderr
@@ -61,8 +69,18 @@ def test_a_wiretap_without_a_command_says_how_to_call_it(tmp_path: Path) -> None
 
 def test_a_command_that_cannot_start_is_a_sentence_not_a_traceback(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "servers.tracker.wiretap", str(tmp_path / "log"), "--", str(tmp_path / "no-such-server")],
-        capture_output=True, text=True, timeout=20, check=False,
+        [
+            sys.executable,
+            "-m",
+            "servers.tracker.wiretap",
+            str(tmp_path / "log"),
+            "--",
+            str(tmp_path / "no-such-server"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=False,
     )
     assert done.returncode == 127
     assert "cannot start" in done.stderr and "check the command after --" in done.stderr

@@ -91,7 +91,14 @@ def only(report: Report, rule: str, subject: str):
 
 
 def text_tool(name: str, size: int, meta: dict[str, Any] | None = None) -> RawTool:
-    return RawTool(name, f"Dump {name} text. Call it when asked. Returns text.", NoArguments, lambda a: success_result("x" * size, {}), READS, meta=meta)
+    return RawTool(
+        name,
+        f"Dump {name} text. Call it when asked. Returns text.",
+        NoArguments,
+        lambda a: success_result("x" * size, {}),
+        READS,
+        meta=meta,
+    )
 
 
 def raises(arguments: BaseModel) -> dict[str, Any]:
@@ -129,7 +136,9 @@ def fragments_tool(fragments: list[dict[str, str]]) -> ToolSpec:
     return ToolSpec("search_articles", BLOG_DESCRIPTION, Query, search_articles, READS)
 
 
-CROWDED = [{"slug": "transports", "fragment": f"ansports part {i}: stdio runs the server as a child proc"} for i in range(5)]
+CROWDED = [
+    {"slug": "transports", "fragment": f"ansports part {i}: stdio runs the server as a child proc"} for i in range(5)
+]
 DIVERSE = [
     {"slug": "transports", "fragment": "Streamable HTTP serves a URL; stdio runs the server as a child process."},
     {"slug": "transports", "fragment": "Use stdio for local tools…"},

@@ -43,19 +43,51 @@ def test_the_checklist_has_the_articles_thirteen_items_each_citing_its_section()
 @pytest.mark.parametrize(
     ("number", "flawed", "fixed"),
     [
-        (1, {"server": shop(ToolSpec("export_analytics", "Export.", NoArguments, lambda a: success_result("", {}), READS)),
-             "expected_tools": ["search_orders", "get_order"]},
-         {"server": shop(), "expected_tools": ["search_orders", "get_order"]}),
-        (8, {"server": build_server("shop", [ToolSpec("search_orders", SEARCH_DESCRIPTION, Search, search, WRITES)])},
-         {"server": shop()}),
-        (10, {"server": build_server("blog", [fragments_tool(CROWDED)]), "samples": [Sample("search_articles", {"query": "stdio"}, "ok")]},
-         {"server": build_server("blog", [fragments_tool(DIVERSE)]), "samples": [Sample("search_articles", {"query": "stdio"}, "ok")]}),
-        (11, {"server": shop(ToolSpec("get_refund", "Get one refund.", GetOrder, raises, READS)),
-              "samples": [Sample("get_refund", {"order_id": "R-1"}, "error")]},
-         {"server": shop(), "samples": [Sample("get_order", {"order_id": "ORD-9999"}, "error"),
-                                        Sample("search_orders", {"customer_email": "nobody@example.com"}, "empty")]}),
-        (12, {"server": build_server("shop", [ToolSpec("search_orders", "Search.", Search, search, READS)])},
-         {"server": shop()}),
+        (
+            1,
+            {
+                "server": shop(
+                    ToolSpec("export_analytics", "Export.", NoArguments, lambda a: success_result("", {}), READS)
+                ),
+                "expected_tools": ["search_orders", "get_order"],
+            },
+            {"server": shop(), "expected_tools": ["search_orders", "get_order"]},
+        ),
+        (
+            8,
+            {"server": build_server("shop", [ToolSpec("search_orders", SEARCH_DESCRIPTION, Search, search, WRITES)])},
+            {"server": shop()},
+        ),
+        (
+            10,
+            {
+                "server": build_server("blog", [fragments_tool(CROWDED)]),
+                "samples": [Sample("search_articles", {"query": "stdio"}, "ok")],
+            },
+            {
+                "server": build_server("blog", [fragments_tool(DIVERSE)]),
+                "samples": [Sample("search_articles", {"query": "stdio"}, "ok")],
+            },
+        ),
+        (
+            11,
+            {
+                "server": shop(ToolSpec("get_refund", "Get one refund.", GetOrder, raises, READS)),
+                "samples": [Sample("get_refund", {"order_id": "R-1"}, "error")],
+            },
+            {
+                "server": shop(),
+                "samples": [
+                    Sample("get_order", {"order_id": "ORD-9999"}, "error"),
+                    Sample("search_orders", {"customer_email": "nobody@example.com"}, "empty"),
+                ],
+            },
+        ),
+        (
+            12,
+            {"server": build_server("shop", [ToolSpec("search_orders", "Search.", Search, search, READS)])},
+            {"server": shop()},
+        ),
     ],
     ids=["1-whitelist", "8-read-only-hint", "10-fragments", "11-statuses", "12-descriptions"],
 )
@@ -67,7 +99,9 @@ def test_each_automatic_item_fails_on_the_mistake_and_passes_once_fixed(number: 
     assert good.result == "pass", good
 
 
-def test_the_logging_item_passes_with_a_logged_connection_and_still_asks_about_queries_and_durations(tmp_path: Path) -> None:
+def test_the_logging_item_passes_with_a_logged_connection_and_still_asks_about_queries_and_durations(
+    tmp_path: Path,
+) -> None:
     log = tmp_path / "stderr.log"
     logged = item(check(logging_server(log), stderr_path=log), 13)
     log.write_text("nothing useful\n")

@@ -28,7 +28,17 @@ def test_a_server_is_found_in_the_projects_mcp_json_without_reading_the_users_ho
     project = tmp_path / "project"
     project.mkdir()
     (project / ".mcp.json").write_text(
-        json.dumps({"mcpServers": {"desk": {"command": "python", "args": ["-m", "servers.support_desk"], "env": {"DESK_ROLE": "${ROLE:-guest}"}}}})
+        json.dumps(
+            {
+                "mcpServers": {
+                    "desk": {
+                        "command": "python",
+                        "args": ["-m", "servers.support_desk"],
+                        "env": {"DESK_ROLE": "${ROLE:-guest}"},
+                    }
+                }
+            }
+        )
     )
     home = tmp_path / "home"
     home.mkdir()
@@ -44,7 +54,9 @@ def test_a_server_is_found_in_the_projects_mcp_json_without_reading_the_users_ho
 
 
 def test_a_remote_server_in_mcp_json_is_refused(tmp_path: Path) -> None:
-    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"api": {"type": "http", "url": "https://mcp.example.com/mcp"}}}))
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"api": {"type": "http", "url": "https://mcp.example.com/mcp"}}})
+    )
 
     with pytest.raises(CheckInputError, match="stdio servers only"):
         mcp_json_params("api", project=tmp_path, env={})

@@ -43,7 +43,9 @@ def test_a_sample_file_that_is_not_json_or_has_a_bad_expectation_is_refused_in_o
     wrong = tmp_path / "wrong.json"
     wrong.write_text(json.dumps([{"tool": "get_order", "arguments": {}, "expect": "fine"}]))
     good = tmp_path / "good.json"
-    good.write_text(json.dumps({"samples": [{"tool": "get_order", "arguments": {"order_id": "X"}, "expectation": "error"}]}))
+    good.write_text(
+        json.dumps({"samples": [{"tool": "get_order", "arguments": {"order_id": "X"}, "expectation": "error"}]})
+    )
 
     with pytest.raises(CheckInputError, match="not valid JSON"):
         load_samples(broken)

@@ -32,9 +32,17 @@ class StrictMCP(http.server.BaseHTTPRequestHandler):
         capabilities = request["params"].get("capabilities", {})
         if self.strict and capabilities:
             field = next(iter(capabilities))
-            answer = {"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32602, "message": f'Unrecognized field "{field}"'}}
+            answer = {
+                "jsonrpc": "2.0",
+                "id": request["id"],
+                "error": {"code": -32602, "message": f'Unrecognized field "{field}"'},
+            }
         else:
-            result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "strict", "version": "1"}}
+            result = {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "strict", "version": "1"},
+            }
             answer = {"jsonrpc": "2.0", "id": request["id"], "result": result}
         body = json.dumps(answer).encode()
         self.send_response(200)
@@ -94,9 +102,18 @@ HTTP_CASES = [
 @pytest.mark.parametrize(
     ("number", "flawed", "fixed", "kwargs"),
     HTTP_CASES,
-    ids=["2-bot-check", "2-cached-reply", "3-framework-cookies", "5-no-limit", "5-forged-cf-connecting-ip", "5-proxy-ip"],
+    ids=[
+        "2-bot-check",
+        "2-cached-reply",
+        "3-framework-cookies",
+        "5-no-limit",
+        "5-forged-cf-connecting-ip",
+        "5-proxy-ip",
+    ],
 )
-def test_each_http_item_fails_on_the_deployment_mistake_and_passes_once_fixed(number: int, flawed: dict, fixed: dict, kwargs: dict) -> None:
+def test_each_http_item_fails_on_the_deployment_mistake_and_passes_once_fixed(
+    number: int, flawed: dict, fixed: dict, kwargs: dict
+) -> None:
     results = []
     for options in (flawed, fixed):
         with running(**options) as server:
@@ -134,7 +151,10 @@ def test_over_http_every_rule_runs_through_a_real_session_and_the_fragments_are_
             server.url,
             server_name="remote",
             expected_tools=["search_articles", "get_article"],
-            samples=[Sample("search_articles", {"query": "proxy"}, "ok"), Sample("search_articles", {"query": "pricing"}, "empty")],
+            samples=[
+                Sample("search_articles", {"query": "proxy"}, "ok"),
+                Sample("search_articles", {"query": "pricing"}, "empty"),
+            ],
             timeout=15,
         )
 
@@ -147,8 +167,23 @@ def test_over_http_every_rule_runs_through_a_real_session_and_the_fragments_are_
 def test_check_server_url_checklist_runs_as_a_command_and_exits_1_on_a_failed_item() -> None:
     with running(bot_check=True) as server:
         completed = subprocess.run(
-            [sys.executable, "-m", "grader", "check-server", "--url", server.url, "--checklist", "--json", "--timeout", "15"],
-            check=False, cwd=REPO, capture_output=True, text=True, timeout=120,
+            [
+                sys.executable,
+                "-m",
+                "grader",
+                "check-server",
+                "--url",
+                server.url,
+                "--checklist",
+                "--json",
+                "--timeout",
+                "15",
+            ],
+            check=False,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
 
     lines = json.loads(completed.stdout)

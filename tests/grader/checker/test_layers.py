@@ -43,14 +43,18 @@ def test_every_module_of_the_package_has_a_layer() -> None:
 def test_each_module_imports_only_modules_of_a_lower_layer_and_never_the_entry_points() -> None:
     for path in PACKAGE.glob("*.py"):
         if path.stem == "__init__":
-            assert imported(path) == set(), "the package's __init__ imports nothing, so importing one family loads no other"
+            assert imported(path) == set(), (
+                "the package's __init__ imports nothing, so importing one family loads no other"
+            )
             continue
         below = {f"grader.checker.{name}" for names in LAYERS[: layer(path.stem)] for name in names}
         inside = {name for name in imported(path) if name.startswith("grader.checker.")}
         # "from grader.checker.findings import Finding" also reads as grader.checker.findings.Finding: keep module names.
         modules = {".".join(name.split(".")[:3]) for name in inside}
         assert modules <= below, (path.stem, sorted(modules - below))
-        assert not any(name.startswith("grader.server_check") or name == "grader.cli" for name in imported(path)), path.stem
+        assert not any(name.startswith("grader.server_check") or name == "grader.cli" for name in imported(path)), (
+            path.stem
+        )
 
 
 def test_server_check_defines_only_the_entry_points_that_run_the_families() -> None:

@@ -23,7 +23,12 @@ LIMITS = [name for name in vars(limits) if name.isupper() and name != "SOURCES" 
 
 
 def tool(description: str = "", **extra: Any) -> dict[str, Any]:
-    return {"name": "get_order", "description": description, "inputSchema": {"type": "object", "properties": {}}, **extra}
+    return {
+        "name": "get_order",
+        "description": description,
+        "inputSchema": {"type": "object", "properties": {}},
+        **extra,
+    }
 
 
 def text_result(size: int, *, error: bool = False) -> dict[str, Any]:
@@ -45,7 +50,10 @@ def test_the_checkers_numbers_are_those_the_lessons_teach() -> None:
 
 @pytest.mark.parametrize(
     ("rule", "limit"),
-    [("description.upfront_limit", limits.UPFRONT_DESCRIPTION_LIMIT), ("description.deferred_limit", limits.DEFERRED_DESCRIPTION_LIMIT)],
+    [
+        ("description.upfront_limit", limits.UPFRONT_DESCRIPTION_LIMIT),
+        ("description.deferred_limit", limits.DEFERRED_DESCRIPTION_LIMIT),
+    ],
 )
 def test_a_description_exactly_at_a_limit_passes_and_one_character_more_fails(rule: str, limit: int) -> None:
     at, over = (next(f for f in check_description(tool("x" * size)) if f.rule == rule) for size in (limit, limit + 1))

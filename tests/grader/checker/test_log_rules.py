@@ -18,7 +18,9 @@ def test_initialize_logging_passes_when_stderr_shows_the_clients_protocol_versio
     assert found.passed is True and CLIENT_NAME in found.message
 
 
-def test_initialize_logging_fails_as_advice_when_stderr_lacks_them_and_is_not_checked_without_a_capture(tmp_path: Path) -> None:
+def test_initialize_logging_fails_as_advice_when_stderr_lacks_them_and_is_not_checked_without_a_capture(
+    tmp_path: Path,
+) -> None:
     log = tmp_path / "stderr.log"
     log.write_text("WARNING: something unrelated\n")
 

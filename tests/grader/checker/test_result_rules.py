@@ -39,8 +39,11 @@ def test_a_tool_that_raises_instead_of_returning_a_status_fails_as_a_protocol_er
 
 def test_an_uncategorised_operation_failed_result_fails() -> None:
     vague = ToolSpec(
-        "get_refund", "Get one refund.", GetOrder,
-        lambda a: {"isError": True, "content": [{"type": "text", "text": "Operation failed"}]}, READS,
+        "get_refund",
+        "Get one refund.",
+        GetOrder,
+        lambda a: {"isError": True, "content": [{"type": "text", "text": "Operation failed"}]},
+        READS,
     )
 
     report = check(shop(vague), samples=[("get_refund", {"order_id": "R-1"}, "error")])
@@ -104,7 +107,9 @@ def test_an_error_text_past_the_truncation_point_fails() -> None:
 
 
 def test_fragments_cut_inside_words_and_crowded_by_one_source_are_named() -> None:
-    report = check(build_server("blog", [fragments_tool(CROWDED)]), samples=[Sample("search_articles", {"query": "stdio"}, "ok")])
+    report = check(
+        build_server("blog", [fragments_tool(CROWDED)]), samples=[Sample("search_articles", {"query": "stdio"}, "ok")]
+    )
 
     found = only(report, "search.fragments", "search_articles")
     assert "start inside a word" in found.message and "transports x5" in found.message

@@ -24,7 +24,9 @@ from .shop import (
 
 
 def test_a_private_tool_exposed_by_accident_is_named_and_fails_the_whitelist() -> None:
-    private = ToolSpec("export_analytics", "Export the site's analytics.", NoArguments, lambda a: success_result("", {}), READS)
+    private = ToolSpec(
+        "export_analytics", "Export the site's analytics.", NoArguments, lambda a: success_result("", {}), READS
+    )
 
     report = check(shop(private), expected_tools=["search_orders", "get_order", "refund_order"])
 
@@ -64,7 +66,9 @@ def test_a_get_tool_that_does_not_say_read_only_fails_when_no_read_only_list_is_
 
 
 def test_the_read_only_list_decides_which_tools_must_say_read_only_and_which_may_not() -> None:
-    refund = ToolSpec("refund_order", "Refund an order.", GetOrder, get_order, READS)  # claims read-only, but moves money
+    refund = ToolSpec(
+        "refund_order", "Refund an order.", GetOrder, get_order, READS
+    )  # claims read-only, but moves money
 
     report = check(shop(refund), read_only=["search_orders", "get_order"])
 
@@ -116,7 +120,9 @@ class SpacedName(BaseModel):
 
 
 class EitherKey(BaseModel):
-    model_config = ConfigDict(json_schema_extra=lambda s: s.update(anyOf=[{"required": ["email"]}, {"required": ["phone"]}]))
+    model_config = ConfigDict(
+        json_schema_extra=lambda s: s.update(anyOf=[{"required": ["email"]}, {"required": ["phone"]}])
+    )
     email: str | None = Field(None, description="E-mail.")
     phone: str | None = Field(None, description="Phone.")
 
@@ -124,7 +130,11 @@ class EitherKey(BaseModel):
 def test_a_property_name_with_a_space_or_over_64_characters_fails() -> None:
     spaced = ToolSpec("get_refund", "Get one refund.", SpacedName, lambda a: success_result("", {}), READS)
     long_name = RawTool(
-        "get_return", "Get one return.", NoArguments, lambda a: success_result("", {}), READS,
+        "get_return",
+        "Get one return.",
+        NoArguments,
+        lambda a: success_result("", {}),
+        READS,
         schema={"type": "object", "properties": {"r" * 65: {"type": "string"}}},
     )
 
@@ -138,12 +148,24 @@ def test_a_property_name_with_a_space_or_over_64_characters_fails() -> None:
 
 def test_a_schema_invalid_under_draft_2020_12_fails_and_another_dialect_is_not_checked() -> None:
     invalid = RawTool(
-        "get_refund", "Get one refund.", NoArguments, lambda a: success_result("", {}), READS,
+        "get_refund",
+        "Get one refund.",
+        NoArguments,
+        lambda a: success_result("", {}),
+        READS,
         schema={"type": "object", "properties": {"id": {"type": "strng"}}},
     )
     draft7 = RawTool(
-        "get_return", "Get one return.", NoArguments, lambda a: success_result("", {}), READS,
-        schema={"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "properties": {"id": {"type": "strng"}}},
+        "get_return",
+        "Get one return.",
+        NoArguments,
+        lambda a: success_result("", {}),
+        READS,
+        schema={
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "properties": {"id": {"type": "strng"}},
+        },
     )
 
     report = check(shop(invalid, draft7))
@@ -167,8 +189,14 @@ def test_a_root_any_of_gets_advice_that_claude_code_rewrites_it() -> None:
 
 
 def test_a_requires_user_interaction_flag_that_is_not_json_true_gets_advice() -> None:
-    flagged = RawTool("grant_access", "Grant access.", NoArguments, lambda a: success_result("", {}), WRITES,
-                      meta={"anthropic/requiresUserInteraction": "yes"})
+    flagged = RawTool(
+        "grant_access",
+        "Grant access.",
+        NoArguments,
+        lambda a: success_result("", {}),
+        WRITES,
+        meta={"anthropic/requiresUserInteraction": "yes"},
+    )
 
     found = only(check(shop(flagged)), "meta.values", "grant_access")
 

@@ -153,11 +153,16 @@ def test_an_unreachable_scheduler_is_refused_with_what_to_do(tmp_path) -> None:
     pytest.importorskip("dask.distributed", reason="the optional Dask extra is not installed")
     from grader.engine.batch import SchedulerUnavailable
 
-    with pytest.raises(SchedulerUnavailable, match=r"Cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9.*leave out --scheduler"):
+    with pytest.raises(
+        SchedulerUnavailable, match=r"Cannot reach the Dask scheduler at tcp://127\.0\.0\.1:9.*leave out --scheduler"
+    ):
         grade_all([Task("ana", LAB, "x = 1")], ResultStore(tmp_path), scheduler="tcp://127.0.0.1:9")
 
 
-@pytest.mark.parametrize("changed", ["grader/labs/lab1_error_results.py", "labkit/checks/lab1_error_results.py", "servers/learner_host/host.py"])
+@pytest.mark.parametrize(
+    "changed",
+    ["grader/labs/lab1_error_results.py", "labkit/checks/lab1_error_results.py", "servers/learner_host/host.py"],
+)
 def test_a_change_to_any_checks_code_invalidates_stored_results(tmp_path, monkeypatch, changed) -> None:
     """The key of a stored result covers the hidden checks (grader), the visible ones (labkit) and the host (servers)."""
     from grader.engine import batch

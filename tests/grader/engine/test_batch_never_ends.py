@@ -43,63 +43,152 @@ JUDGE = "The grader could not judge what your code returned ("
 # The labs word their own verdicts, so only the grader's own phrases are named; None: any sentence will do.
 HOSTILE: dict[str, tuple[str, list[tuple[str, str]], dict[str, str | None]]] = {
     # a list of strings where the check reads each order as a dict: AttributeError
-    "orders_as_strings": (L1, [(
-        '{"orders": found, "count": len(found)}', '{"orders": [o["orderId"] for o in found], "count": len(found)}',
-    )], {"desk_empty_search": f"{JUDGE}AttributeError: 'str' object has no attribute 'get')"}),
+    "orders_as_strings": (
+        L1,
+        [
+            (
+                '{"orders": found, "count": len(found)}',
+                '{"orders": [o["orderId"] for o in found], "count": len(found)}',
+            )
+        ],
+        {"desk_empty_search": f"{JUDGE}AttributeError: 'str' object has no attribute 'get')"},
+    ),
     # a list where the order, a dict, is expected
-    "order_as_list": (L1, [(
-        '{"order": {**order, "refundedUsd": refunded}}', '{"order": [{**order, "refundedUsd": refunded}]}',
-    )], {"desk_transient": f"{JUDGE}AttributeError: 'list' object has no attribute 'get')", "desk_success": None}),
+    "order_as_list": (
+        L1,
+        [
+            (
+                '{"order": {**order, "refundedUsd": refunded}}',
+                '{"order": [{**order, "refundedUsd": refunded}]}',
+            )
+        ],
+        {"desk_transient": f"{JUDGE}AttributeError: 'list' object has no attribute 'get')", "desk_success": None},
+    ),
     # the waits as lists, compared with numbers: TypeError
-    "sleeps_as_lists": (L1, [('sleep(retry_delay(last["structuredContent"], attempt))', 'sleep([retry_delay(last["structuredContent"], attempt)])')],
-                        {"recover_backoff": f"{JUDGE}TypeError: '>' not supported between instances of 'list' and 'int')"}),
+    "sleeps_as_lists": (
+        L1,
+        [
+            (
+                'sleep(retry_delay(last["structuredContent"], attempt))',
+                'sleep([retry_delay(last["structuredContent"], attempt)])',
+            )
+        ],
+        {"recover_backoff": f"{JUDGE}TypeError: '>' not supported between instances of 'list' and 'int')"},
+    ),
     # a dict where the envelope's results, a list, are expected
-    "results_as_dict": (L1, [('{"status": "complete", "results": results,', '{"status": "complete", "results": {"A": results},')],
-                        {"recover_backoff": None}),
+    "results_as_dict": (
+        L1,
+        [('{"status": "complete", "results": results,', '{"status": "complete", "results": {"A": results},')],
+        {"recover_backoff": None},
+    ),
     # isError as a list
-    "is_error_as_list": (L1, [('return {"isError": True, "content"', 'return {"isError": [True], "content"')],
-                         {"results_transient": None}),
+    "is_error_as_list": (
+        L1,
+        [('return {"isError": True, "content"', 'return {"isError": [True], "content"')],
+        {"results_transient": None},
+    ),
     # structuredContent with a list where a string is expected
-    "category_as_list": (L1, [('structured = {"errorCategory": category,', 'structured = {"errorCategory": [category],')],
-                         {"results_transient": None, "desk_not_found": None}),
+    "category_as_list": (
+        L1,
+        [('structured = {"errorCategory": category,', 'structured = {"errorCategory": [category],')],
+        {"results_transient": None, "desk_not_found": None},
+    ),
     # a 10^6-digit int
-    "huge_int": (L1, [("retryAfterSeconds=retry_after_seconds)", "retryAfterSeconds=10 ** 1_000_000)")],
-                 {"results_transient": None}),
+    "huge_int": (
+        L1,
+        [("retryAfterSeconds=retry_after_seconds)", "retryAfterSeconds=10 ** 1_000_000)")],
+        {"results_transient": None},
+    ),
     # a 5 MB string: a message quoting it is cut short
-    "huge_string": (L1, [('return error_result("transient", message,', 'return error_result("y" * 5_000_000, message,')],
-                    {"results_transient": None}),
+    "huge_string": (
+        L1,
+        [('return error_result("transient", message,', 'return error_result("y" * 5_000_000, message,')],
+        {"results_transient": None},
+    ),
     # bytes, invalid UTF-8
-    "bytes_in_result": (L1, [('return error_result("not_found", message, code, False)', 'return error_result("not_found", message, b"\\xff\\xfe", False)')],
-                        {"results_not_found": None}),
+    "bytes_in_result": (
+        L1,
+        [
+            (
+                'return error_result("not_found", message, code, False)',
+                'return error_result("not_found", message, b"\\xff\\xfe", False)',
+            )
+        ],
+        {"results_not_found": None},
+    ),
     # a lone surrogate in a string of the result (the host replaces it on the wire: the code is then wrong)
-    "surrogate_in_result": (L1, [('return error_result("not_found", message, code, False)', 'return error_result("not_found", message, code + "\\ud800", False)')],
-                            {"results_not_found": None}),
+    "surrogate_in_result": (
+        L1,
+        [
+            (
+                'return error_result("not_found", message, code, False)',
+                'return error_result("not_found", message, code + "\\ud800", False)',
+            )
+        ],
+        {"results_not_found": None},
+    ),
     # nesting too deep for JSON
-    "deeply_nested": (L1, [(
-        'def not_found_error(message, code="NOT_FOUND"):\n',
-        (
-            'def not_found_error(message, code="NOT_FOUND"):\n    deep = []\n    for _ in range(5000):\n        deep = [deep]\n'
-            '    return error_result("not_found", message, code, False, deep=deep)\n'
-        ),
-    )], {"results_not_found": "could not send back what your code returned"}),
+    "deeply_nested": (
+        L1,
+        [
+            (
+                'def not_found_error(message, code="NOT_FOUND"):\n',
+                (
+                    'def not_found_error(message, code="NOT_FOUND"):\n    deep = []\n    for _ in range(5000):\n        deep = [deep]\n'
+                    '    return error_result("not_found", message, code, False, deep=deep)\n'
+                ),
+            )
+        ],
+        {"results_not_found": "could not send back what your code returned"},
+    ),
     # lab 2: configuration values of the wrong shape
-    "args_as_int": (L2, [('"args": ["-m", "servers.notes"]', '"args": 5')],
-                    {"config_scopes": f"{JUDGE}TypeError: argument of type 'int' is not iterable)"}),
-    "args_as_text": (L2, [('"args": ["-m", "servers.notes"]', '"args": "x"')],
-                     {"config_scopes": None}),
-    "env_as_list": (L2, [('"env": {"DESK_ROLE": "supervisor", "DESK_API_TOKEN": "dsk_live_8c1e55a0"}', '"env": ["A=1"]')],
-                    {"config_scopes": None}),
-    "servers_as_list": (L2, [('USER_SERVERS = {\n', 'PROJECT_MCP_JSON["mcpServers"] = list(PROJECT_MCP_JSON["mcpServers"].values())\n\nUSER_SERVERS = {\n')],
-                        {"config_scopes": None}),
-    "headers_as_list": (L2, [('"headers": {"Authorization": "Bearer ${TRACKER_TOKEN}"}', '"headers": ["Authorization: Bearer ${TRACKER_TOKEN}"]')],
-                        {"config_placeholders": f"{JUDGE}AttributeError: 'list' object has no attribute 'get')"}),
-    "authorization_as_list": (L2, [('"Authorization": "Bearer ${TRACKER_TOKEN}"', '"Authorization": ["Bearer ${TRACKER_TOKEN}"]')],
-                              {"config_placeholders": f"{JUDGE}TypeError: expected string or bytes-like object, got 'list')"}),
-    "type_as_list": (L2, [('"notes": {"type": "stdio"', '"notes": {"type": ["stdio"]')],
-                     {"config_servers_start": None}),
+    "args_as_int": (
+        L2,
+        [('"args": ["-m", "servers.notes"]', '"args": 5')],
+        {"config_scopes": f"{JUDGE}TypeError: argument of type 'int' is not iterable)"},
+    ),
+    "args_as_text": (L2, [('"args": ["-m", "servers.notes"]', '"args": "x"')], {"config_scopes": None}),
+    "env_as_list": (
+        L2,
+        [('"env": {"DESK_ROLE": "supervisor", "DESK_API_TOKEN": "dsk_live_8c1e55a0"}', '"env": ["A=1"]')],
+        {"config_scopes": None},
+    ),
+    "servers_as_list": (
+        L2,
+        [
+            (
+                "USER_SERVERS = {\n",
+                'PROJECT_MCP_JSON["mcpServers"] = list(PROJECT_MCP_JSON["mcpServers"].values())\n\nUSER_SERVERS = {\n',
+            )
+        ],
+        {"config_scopes": None},
+    ),
+    "headers_as_list": (
+        L2,
+        [
+            (
+                '"headers": {"Authorization": "Bearer ${TRACKER_TOKEN}"}',
+                '"headers": ["Authorization: Bearer ${TRACKER_TOKEN}"]',
+            )
+        ],
+        {"config_placeholders": f"{JUDGE}AttributeError: 'list' object has no attribute 'get')"},
+    ),
+    "authorization_as_list": (
+        L2,
+        [('"Authorization": "Bearer ${TRACKER_TOKEN}"', '"Authorization": ["Bearer ${TRACKER_TOKEN}"]')],
+        {"config_placeholders": f"{JUDGE}TypeError: expected string or bytes-like object, got 'list')"},
+    ),
+    "type_as_list": (
+        L2,
+        [('"notes": {"type": "stdio"', '"notes": {"type": ["stdio"]')],
+        {"config_servers_start": None},
+    ),
     # a script that is not there: the visible check names it as written; the hidden one, which starts it, fails too
-    "missing_script": (L2, [("/servers/support_desk/__main__.py", "/servers/support_desk/nope.py")],
-                       {"config_servers_start": "servers/support_desk/nope.py", "config_servers_start_for_real": None}),
+    "missing_script": (
+        L2,
+        [("/servers/support_desk/__main__.py", "/servers/support_desk/nope.py")],
+        {"config_servers_start": "servers/support_desk/nope.py", "config_servers_start_for_real": None},
+    ),
 }
 # A lone surrogate in the answer code itself: no file can hold it, so the code cannot be run.
 NOT_GRADED = {"surrogate_in_code": (L1, "a lone surrogate")}
@@ -161,7 +250,9 @@ def assert_a_sentence(verdict: str) -> None:
 
 def test_the_whole_batch_is_recorded_and_nothing_is_left_out(batch) -> None:
     course, outcomes, _ = batch
-    expected = {(s, lab) for lab, students in GOOD.items() for s in students} | {(s, lab) for s, (lab, _, _) in HOSTILE.items()}
+    expected = {(s, lab) for lab, students in GOOD.items() for s in students} | {
+        (s, lab) for s, (lab, _, _) in HOSTILE.items()
+    }
     assert {key for key, o in outcomes.items() if o.ok} == expected
     assert {(r["student"], r["lab"]) for r in course.gradebook()} == expected
 
@@ -170,7 +261,9 @@ def test_the_whole_batch_is_recorded_and_nothing_is_left_out(batch) -> None:
 def test_each_good_submission_beside_them_keeps_its_expected_score(batch, lab: str, student: str) -> None:
     course, _, _ = batch
     found = scores(course, student, lab)
-    assert {name for name, score in found.items() if score == 0} == expected_failed(lab, student, lab_checks(lab).checks)
+    assert {name for name, score in found.items() if score == 0} == expected_failed(
+        lab, student, lab_checks(lab).checks
+    )
     assert sum(found.values()) == MATRIX[lab]["samples"][student]["score"]
 
 
@@ -232,8 +325,15 @@ def tasks_of(codes: dict[str, str]) -> list[Task]:
 
 
 CODES = {
-    "ana": "ok-1", "ben": "die", "cai": "ok-2", "dan": "raise", "eva": "ok-3",
-    "fay": "unpicklable", "gus": "die", "hal": "malformed", "ivy": "ok-4",
+    "ana": "ok-1",
+    "ben": "die",
+    "cai": "ok-2",
+    "dan": "raise",
+    "eva": "ok-3",
+    "fay": "unpicklable",
+    "gus": "die",
+    "hal": "malformed",
+    "ivy": "ok-4",
 }
 FINE = {student for student, code in CODES.items() if code.startswith("ok")}
 
@@ -243,7 +343,9 @@ def test_workers_that_die_or_fail_cost_only_their_submissions_and_are_replaced(t
 
     store, out = ResultStore(tmp_path), io.StringIO()
 
-    results = grade_all(tasks_of(CODES), store, jobs=2, grade=batchfaults.grade, progress=Progress(len(CODES), "checks", stream=out))
+    results = grade_all(
+        tasks_of(CODES), store, jobs=2, grade=batchfaults.grade, progress=Progress(len(CODES), "checks", stream=out)
+    )
 
     assert set(results) == {(s, L1) for s in CODES}
     for student in FINE:
@@ -252,9 +354,14 @@ def test_workers_that_die_or_fail_cost_only_their_submissions_and_are_replaced(t
     reasons = {s: results[s, L1].reason for s in CODES if s not in FINE}
     assert all(isinstance(results[s, L1], NotGraded) for s in reasons)
     assert "the worker process grading it stopped before it finished" in reasons["ben"]
-    assert "the worker process grading it stopped before it finished" in reasons["gus"]  # a second death: replaced again
+    assert (
+        "the worker process grading it stopped before it finished" in reasons["gus"]
+    )  # a second death: replaced again
     assert "(TypeError: unhashable type: 'list')" in reasons["dan"]
-    assert "the grader failed while grading it" in reasons["fay"] and "the grader failed while grading it" in reasons["hal"]
+    assert (
+        "the grader failed while grading it" in reasons["fay"]
+        and "the grader failed while grading it" in reasons["hal"]
+    )
     assert all(why.endswith(": autograde again.") and "Traceback" not in why for why in reasons.values())
     # Only what was graded is stored; the progress line reached the end.
     assert {p.stem for p in (tmp_path / L1).glob("*.json")} == FINE
@@ -292,7 +399,9 @@ def test_a_real_grading_that_fails_in_a_worker_is_not_graded_and_the_rest_are(tm
     good = Task("solution", L1, _solution_code())
     results = grade_all([*REAL_FAILURES, good], ResultStore(tmp_path), jobs=2)
     for task, phrase in REAL_FAILURES.items():
-        assert isinstance(results[task.student, task.lab], NotGraded) and phrase in results[task.student, task.lab].reason
+        assert (
+            isinstance(results[task.student, task.lab], NotGraded) and phrase in results[task.student, task.lab].reason
+        )
     assert sum(r.score for r in results["solution", L1]) == MATRIX[L1]["max_score"]
 
 
@@ -302,7 +411,9 @@ def test_a_dask_task_that_fails_is_not_graded_and_the_rest_are(tmp_path: Path) -
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         results = grade_all([*REAL_FAILURES, good], ResultStore(tmp_path), scheduler=cluster.scheduler_address)
     for task, phrase in REAL_FAILURES.items():
-        assert isinstance(results[task.student, task.lab], NotGraded) and phrase in results[task.student, task.lab].reason
+        assert (
+            isinstance(results[task.student, task.lab], NotGraded) and phrase in results[task.student, task.lab].reason
+        )
     assert sum(r.score for r in results["solution", L1]) == MATRIX[L1]["max_score"]
 
 

@@ -41,7 +41,11 @@ def hosts_without_the_sandbox() -> None:
     """On a worker: what isolation() measures on a machine where the grader is not root and user namespaces are off."""
     from grader.engine import grading
 
-    grading._isolation = {"protections": [], "missing": ["user", "files", "network", "processes"], "fallbacks": ["not root"]}
+    grading._isolation = {
+        "protections": [],
+        "missing": ["user", "files", "network", "processes"],
+        "fallbacks": ["not root"],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +82,9 @@ def other_checkout(tmp_path_factory) -> Path:
     return root
 
 
-def test_a_worker_running_other_checks_is_refused_at_connect_naming_both_versions(cluster, one_worker_changed, other_checkout, tmp_path, monkeypatch):
+def test_a_worker_running_other_checks_is_refused_at_connect_naming_both_versions(
+    cluster, one_worker_changed, other_checkout, tmp_path, monkeypatch
+):
     worker = one_worker_changed(read_code_from, str(other_checkout))
     ours = code_version()
     monkeypatch.setattr(batch, "PACKAGE_ROOT", other_checkout)
@@ -95,11 +101,15 @@ def test_a_worker_running_other_checks_is_refused_at_connect_naming_both_version
     assert not list(tmp_path.rglob("*.json"))  # nothing graded, nothing stored
 
 
-def test_with_require_sandbox_a_worker_without_the_sandbox_is_refused_and_without_it_grades(cluster, one_worker_changed, tmp_path):
+def test_with_require_sandbox_a_worker_without_the_sandbox_is_refused_and_without_it_grades(
+    cluster, one_worker_changed, tmp_path
+):
     worker = one_worker_changed(hosts_without_the_sandbox)
 
     with pytest.raises(WorkerRefused) as refused:
-        grade_all([Task("ana", LAB, CODE, require_isolation=True)], ResultStore(tmp_path), scheduler=cluster.scheduler_address)
+        grade_all(
+            [Task("ana", LAB, CODE, require_isolation=True)], ResultStore(tmp_path), scheduler=cluster.scheduler_address
+        )
     message = str(refused.value)
     assert worker in message and "--require-sandbox" in message and "network isolation" in message
     assert "1 Dask worker(s)" in message  # the other worker, fully isolated, is not refused
@@ -110,7 +120,9 @@ def test_with_require_sandbox_a_worker_without_the_sandbox_is_refused_and_withou
 
 def test_a_worker_that_joined_after_the_check_refuses_each_submission_itself():
     sent_by = "0123456789ab" + "0" * 52  # the digest of another grader's code
-    with pytest.raises(WorkerRefused, match=rf"runs grader version {code_version()[:12]}, and this grader runs version 0123456789ab"):
+    with pytest.raises(
+        WorkerRefused, match=rf"runs grader version {code_version()[:12]}, and this grader runs version 0123456789ab"
+    ):
         checked_grade(grade_task, sent_by, LAB, CODE)
 
 

@@ -32,7 +32,9 @@ def test_the_solution_earns_every_point_over_stdio():
 
 
 def test_a_handler_that_kills_its_process_fails_only_the_checks_that_call_it():
-    code = replace_once(SOLUTION, "def get_order(desk, order_id):\n", "def get_order(desk, order_id):\n    import os; os._exit(3)\n")
+    code = replace_once(
+        SOLUTION, "def get_order(desk, order_id):\n", "def get_order(desk, order_id):\n    import os; os._exit(3)\n"
+    )
     names = ["desk_empty_search", "desk_not_found", "desk_permission", "desk_success", "decide_not_found"]
     results = by_name(grade_code(LAB, code, names))
     assert list(results) == names
@@ -44,7 +46,11 @@ def test_a_handler_that_kills_its_process_fails_only_the_checks_that_call_it():
 
 
 def test_an_endless_loop_fails_its_check_in_bounded_time_and_the_next_check_still_runs():
-    code = replace_once(SOLUTION, "def search_orders(desk, customer_email, status=None):\n", "def search_orders(desk, customer_email, status=None):\n    while True:\n        pass\n")
+    code = replace_once(
+        SOLUTION,
+        "def search_orders(desk, customer_email, status=None):\n",
+        "def search_orders(desk, customer_email, status=None):\n    while True:\n        pass\n",
+    )
     results = by_name(grade_code(LAB, code, ["desk_empty_search", "desk_business_limit"], timeout=1.5))
     assert not results["desk_empty_search"].passed
     assert "did not answer in time" in results["desk_empty_search"].message
@@ -62,7 +68,11 @@ def test_a_broken_answer_cell_costs_only_the_checks_that_need_it():
 
 
 def test_printing_from_learner_code_does_not_corrupt_the_protocol():
-    code = replace_once(SOLUTION, "def decide(result, attempt=1, max_attempts=3):\n", "def decide(result, attempt=1, max_attempts=3):\n    print('debugging', result)\n")
+    code = replace_once(
+        SOLUTION,
+        "def decide(result, attempt=1, max_attempts=3):\n",
+        "def decide(result, attempt=1, max_attempts=3):\n    print('debugging', result)\n",
+    )
     results = grade_code(LAB, code, ["decide_not_found", "decide_business_stops"])
     assert all(r.passed for r in results), [r.line() for r in results]
 
@@ -121,7 +131,9 @@ def test_a_configured_pythonpath_cannot_slip_code_into_the_grader(tmp_path: Path
             f"import os, sys\nprint('planted code runs as', os.getuid(), file=sys.stderr)\nopen({str(marker)!r}, 'w')\n"
         )
         (plant / "sitecustomize.py").chmod(0o644)
-        with sandboxed([sys.executable, "-m", "servers.notes"], env={"PYTHONPATH": shared}, cwd=REPO, errlog=stderr) as session:
+        with sandboxed(
+            [sys.executable, "-m", "servers.notes"], env={"PYTHONPATH": shared}, cwd=REPO, errlog=stderr
+        ) as session:
             assert session.tools()
         stderr.seek(0)
         said = stderr.read()

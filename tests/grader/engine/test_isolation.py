@@ -49,7 +49,9 @@ FOUND = "\ndef found():\n    return reference is not None\n"
 
 def submission(attack: str) -> str:
     """The solution, with ``decide`` answering right only when ``attack`` finds what it looks for."""
-    code = SOLUTION.replace("def decide(result, attempt=1, max_attempts=3):", "def _decide(result, attempt=1, max_attempts=3):")
+    code = SOLUTION.replace(
+        "def decide(result, attempt=1, max_attempts=3):", "def _decide(result, attempt=1, max_attempts=3):"
+    )
     assert code != SOLUTION
     wrapper = """
 def decide(result, attempt=1, max_attempts=3):
@@ -151,17 +153,28 @@ def test_the_warm_host_imports_nothing_but_the_files_its_view_shows():
         "print(json.dumps({name: getattr(module, '__file__', None) for name, module in sys.modules.items()}))\n"
     )
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-P", "-c", probe], env=env, cwd="/", capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-P", "-c", probe], env=env, cwd="/", capture_output=True, text=True, check=True
+    )
     import json
 
     modules = json.loads(out.stdout)
-    engine_in_host = {"grader", "grader.engine", "grader.engine.forkserver", "grader.engine.sandbox", "grader.engine.supervisor"}
+    engine_in_host = {
+        "grader",
+        "grader.engine",
+        "grader.engine.forkserver",
+        "grader.engine.sandbox",
+        "grader.engine.supervisor",
+    }
     assert [name for name in modules if name == "grader" or name.startswith("grader.")]
-    assert not [name for name in modules if (name == "grader" or name.startswith("grader.")) and name not in engine_in_host]
+    assert not [
+        name for name in modules if (name == "grader" or name.startswith("grader.")) and name not in engine_in_host
+    ]
     shown = [REPO / path for path in HOST_FILES]
     libraries = Path(sys.prefix).resolve()  # the environment may live inside the repository (.venv)
     course_files = [
-        Path(file) for file in modules.values()
+        Path(file)
+        for file in modules.values()
         if file and Path(file).resolve().is_relative_to(REPO) and not Path(file).resolve().is_relative_to(libraries)
     ]
     assert course_files  # the host's own modules are there
@@ -189,7 +202,9 @@ def test_on_this_machine_as_root_every_protection_is_in_place():
 def test_with_a_protection_missing_grading_that_requires_them_refuses_and_says_what_is_missing(monkeypatch):
     from grader.engine import grading
 
-    monkeypatch.setattr(grading, "_isolation", {"protections": ["user"], "missing": ["files", "network", "processes"], "fallbacks": []})
+    monkeypatch.setattr(
+        grading, "_isolation", {"protections": ["user"], "missing": ["files", "network", "processes"], "fallbacks": []}
+    )
     with pytest.raises(grading.SandboxUnavailable) as refused:
         grading.grade_code("lab1_error_results", SOLUTION, [CHECK], require_isolation=True)
     message = str(refused.value)

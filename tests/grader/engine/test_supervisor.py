@@ -25,18 +25,40 @@ import pytest
 from grader.engine import forkserver, supervisor
 
 WAIT_SECONDS = 60  # a bound on every wait below; each case ends in about a second
-LIMITS = {"cpu-seconds": 5, "memory-mb": 512, "processes": 32, "file-mb": 4, "output-bytes": 100_000, "message-bytes": 100_000}
+LIMITS = {
+    "cpu-seconds": 5,
+    "memory-mb": 512,
+    "processes": 32,
+    "file-mb": 4,
+    "output-bytes": 100_000,
+    "message-bytes": 100_000,
+}
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox user and hidden folders need root")
 
 
 def command(
-    tmp_path: Path, code: str, *, hide: tuple[Path, ...] = (), sandbox_user: bool = True, view: Path | None = None,
-    show: tuple[Path, ...] = (), require: bool = False, **limits: int,
+    tmp_path: Path,
+    code: str,
+    *,
+    hide: tuple[Path, ...] = (),
+    sandbox_user: bool = True,
+    view: Path | None = None,
+    show: tuple[Path, ...] = (),
+    require: bool = False,
+    **limits: int,
 ) -> list[str]:
     work = tmp_path / "work"
     work.mkdir(parents=True, exist_ok=True)
     user = supervisor.sandbox_user() if sandbox_user else None
-    args = [sys.executable, "-I", supervisor.__file__, "--report", str(tmp_path / "report.json"), "--workdir", str(work)]
+    args = [
+        sys.executable,
+        "-I",
+        supervisor.__file__,
+        "--report",
+        str(tmp_path / "report.json"),
+        "--workdir",
+        str(work),
+    ]
     if user is not None:
         for path in [work, *work.iterdir()]:
             os.chown(path, user, user)
@@ -105,7 +127,13 @@ def test_the_host_gets_only_the_allowed_variables_and_a_folder_of_its_own(tmp_pa
     done, report = supervise(tmp_path, code, start)
     seen = json.loads(done.stdout)
     assert "GRADER_SECRET" not in seen["env"]
-    assert set(seen["env"]) <= {*supervisor.ALLOWED_ENV, "HOME", "TMPDIR", "PYTHONDONTWRITEBYTECODE", "MALLOC_ARENA_MAX"}
+    assert set(seen["env"]) <= {
+        *supervisor.ALLOWED_ENV,
+        "HOME",
+        "TMPDIR",
+        "PYTHONDONTWRITEBYTECODE",
+        "MALLOC_ARENA_MAX",
+    }
     assert seen["env"]["HOME"] == seen["cwd"] == str(tmp_path / "work")
     assert report["reason"] == supervisor.EXIT and report["exit"] == 0
 
@@ -157,13 +185,22 @@ print(attempt(lambda: write(gradebook)), attempt(lambda: write("mine.txt")), att
 """
 
 
-def test_without_a_sandbox_user_the_host_can_write_only_its_folder_and_not_see_hidden_ones(tmp_path: Path, start) -> None:
+def test_without_a_sandbox_user_the_host_can_write_only_its_folder_and_not_see_hidden_ones(
+    tmp_path: Path, start
+) -> None:
     gradebook, answers = tmp_path / "gradebook.db", tmp_path / "answers" / "key.txt"
     answers.parent.mkdir()
     gradebook.write_text("scores")
     answers.write_text("the answer")
-    args = command(tmp_path, WITHOUT_A_USER, hide=(answers.parent,), sandbox_user=False) + [str(gradebook), str(answers)]
-    done = forked(start, tmp_path, args[SUPERVISOR:]) if start else subprocess.run(args, capture_output=True, timeout=WAIT_SECONDS, check=False)
+    args = command(tmp_path, WITHOUT_A_USER, hide=(answers.parent,), sandbox_user=False) + [
+        str(gradebook),
+        str(answers),
+    ]
+    done = (
+        forked(start, tmp_path, args[SUPERVISOR:])
+        if start
+        else subprocess.run(args, capture_output=True, timeout=WAIT_SECONDS, check=False)
+    )
     report = json.loads((tmp_path / "report.json").read_text())
     if report.get("readOnly") is not True:
         pytest.skip(f"this machine refuses unprivileged user namespaces: {report.get('fallbacks')}")
@@ -256,8 +293,12 @@ def test_as_root_hidden_folders_are_out_of_the_hosts_sight(tmp_path: Path, start
         assert (answers / "key.txt").read_text() == "the answer"  # hidden from the host only
 
 
-@pytest.mark.parametrize("sandbox_user", [pytest.param(True, marks=as_root, id="own-user"), pytest.param(False, id="confined")])
-def test_a_hidden_folder_shown_in_part_shows_the_host_only_the_paths_shown(tmp_path: Path, start, sandbox_user: bool) -> None:
+@pytest.mark.parametrize(
+    "sandbox_user", [pytest.param(True, marks=as_root, id="own-user"), pytest.param(False, id="confined")]
+)
+def test_a_hidden_folder_shown_in_part_shows_the_host_only_the_paths_shown(
+    tmp_path: Path, start, sandbox_user: bool
+) -> None:
     """As the grader's package in a host's fallback (no view): hidden, but for the engine modules the host runs."""
     if not sandbox_user and not supervisor.user_namespaces_allowed():
         pytest.skip("without a sandbox user the host needs a user namespace, which this machine does not allow")
@@ -277,7 +318,14 @@ def test_a_hidden_folder_shown_in_part_shows_the_host_only_the_paths_shown(tmp_p
             "    except OSError as exc:\n        return type(exc).__name__\n"
             f"print(read({str(package / 'engine' / 'lockdown.py')!r}), read({str(package / 'answers.py')!r}), sorted(os.listdir({str(package)!r})))"
         )
-        done, report = supervise(tmp_path, code, start, hide=(package,), show=(package / "engine" / "lockdown.py",), sandbox_user=sandbox_user)
+        done, report = supervise(
+            tmp_path,
+            code,
+            start,
+            hide=(package,),
+            show=(package / "engine" / "lockdown.py",),
+            sandbox_user=sandbox_user,
+        )
         assert done.stdout.decode().split() == ["shown", "FileNotFoundError", "['engine']"], done.stderr
         assert report["hidden"] == [str(package)]
         assert (package / "answers.py").read_text() == "the answer"  # hidden from the host only
@@ -328,6 +376,7 @@ def test_when_the_grader_dies_the_host_is_stopped_too(tmp_path: Path) -> None:
 
 
 # --- forked from the fork server --------------------------------------------------------------
+
 
 def test_a_forked_host_holds_no_descriptor_of_its_supervisor_or_the_fork_server(tmp_path: Path, warm) -> None:
     code = "import os\nprint(sorted(int(fd) for fd in os.listdir('/proc/self/fd')))"

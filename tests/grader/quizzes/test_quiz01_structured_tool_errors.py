@@ -7,6 +7,15 @@ from grader.quizzes.quiz01_structured_tool_errors import QUIZ
 
 def test_the_questions_cover_the_lessons_points() -> None:
     text = " ".join(q.text for q in QUIZ.questions)
-    for point in ('"permission"', "guest", '"business"', '"validation"', '"transient"', '"not_found"', "Operation failed", '"isError": false'):
+    for point in (
+        '"permission"',
+        "guest",
+        '"business"',
+        '"validation"',
+        '"transient"',
+        '"not_found"',
+        "Operation failed",
+        '"isError": false',
+    ):
         assert point in text, point
     assert "ago" in text  # the stale cached read

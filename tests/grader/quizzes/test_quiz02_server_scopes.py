@@ -10,7 +10,9 @@ def question(needle: str):
     return found
 
 
-def test_a_plugin_server_named_like_a_user_server_is_keyed_to_the_guides_ladder_with_claude_codes_endpoint_rule_beside() -> None:
+def test_a_plugin_server_named_like_a_user_server_is_keyed_to_the_guides_ladder_with_claude_codes_endpoint_rule_beside() -> (
+    None
+):
     q = question("plugin")
     assert "user scope ranks above plugin servers" in q.options[q.answer]
     assert "endpoint" in q.claude_code and "plugin:<plugin>:github" in q.claude_code

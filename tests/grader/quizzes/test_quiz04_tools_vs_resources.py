@@ -14,6 +14,16 @@ def test_the_session_and_discovery_questions_are_keyed_to_the_exam_guide_and_say
 
 def test_the_questions_cover_the_lessons_points() -> None:
     text = " ".join(q.text + " " + q.options[q.answer] for q in QUIZ.questions)
-    for point in ("get_issue", "@tracker:tracker://", "idempotentHint", "catalog", "grows with the sprint",
-                  "slash command", "split at spaces", "initialize", "capabilities", "available together"):
+    for point in (
+        "get_issue",
+        "@tracker:tracker://",
+        "idempotentHint",
+        "catalog",
+        "grows with the sprint",
+        "slash command",
+        "split at spaces",
+        "initialize",
+        "capabilities",
+        "available together",
+    ):
         assert point in text, point

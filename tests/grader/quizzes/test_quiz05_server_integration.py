@@ -12,6 +12,16 @@ def test_the_discovery_question_is_keyed_to_the_exam_guide_and_says_what_claude_
 
 def test_the_questions_cover_the_lessons_points() -> None:
     text = " ".join(q.text + " " + q.options[q.answer] for q in QUIZ.questions)
-    for point in ("Jira", "custom", "greps", "log", "discovered at connection", "isError", "MAX_MCP_OUTPUT_TOKENS",
-                  "50,000 characters", "snippets", "128 characters"):
+    for point in (
+        "Jira",
+        "custom",
+        "greps",
+        "log",
+        "discovered at connection",
+        "isError",
+        "MAX_MCP_OUTPUT_TOKENS",
+        "50,000 characters",
+        "snippets",
+        "128 characters",
+    ):
         assert point in text, point
