@@ -44,10 +44,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import nbformat
+# The imports below run after the checkout is put on sys.path, so that the benchmark runs from a checkout.
+import nbformat  # noqa: E402
 
-from grader.notebook import is_answer_cell
-from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course
+from grader.notebook import is_answer_cell  # noqa: E402
+from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course  # noqa: E402
 
 LABS = ["lab1_error_results", "lab2_scopes_expansion", "lab3_tools_resources", "lab4_server_integration"]
 

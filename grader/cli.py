@@ -24,22 +24,22 @@ def cmd_decide(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(
             f"Cannot read {where}: {exc.strerror}. Give the path of a JSON file holding one CallToolResult."
-        )
+        ) from None
     except UnicodeDecodeError:
-        raise UsageError(f"{where} is not UTF-8 text. Give a JSON file holding one CallToolResult.")
+        raise UsageError(f"{where} is not UTF-8 text. Give a JSON file holding one CallToolResult.") from None
     try:
         result = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"{where} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}). "
             'Give one CallToolResult in wire format, e.g. {"isError": true, "content": [...], "structuredContent": {...}}.'
-        )
+        ) from None
     if args.attempt < 1 or args.max_attempts < 1 or args.attempt > args.max_attempts:
         raise UsageError("--attempt and --max-attempts count from 1, and --attempt may not exceed --max-attempts.")
     try:
         decision = decide(result, args.attempt, args.max_attempts)
     except MalformedResult as exc:
-        raise UsageError(f"{where} does not hold a CallToolResult: {exc}.")
+        raise UsageError(f"{where} does not hold a CallToolResult: {exc}.") from None
     print(json.dumps(decision.to_json(), indent=2))
     return 0
 
@@ -96,7 +96,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
             managed=args.managed,
         )
     except ConfigError as exc:
-        raise UsageError(str(exc))
+        raise UsageError(str(exc)) from None
     if not args.readable:
         print(json.dumps(res.to_json(), indent=2, ensure_ascii=False))
         return 0
@@ -424,7 +424,7 @@ def cmd_check_server(args: argparse.Namespace) -> int:
                 params = mcp_json_params(args.mcp_json_server, project=args.project, home=args.home)
             report = check_server(params, server_name=args.name or args.mcp_json_server, **common)
     except CheckInputError as exc:
-        raise UsageError(str(exc))
+        raise UsageError(str(exc)) from None
     if args.checklist:
         lines = checklist(report)
         if args.json:

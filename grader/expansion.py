@@ -269,4 +269,4 @@ def expand_entry(
 
 def plugin_variables(plugin_root: str, plugin_data: str, project_dir: str) -> dict[str, str]:
     """The placeholders a plugin's MCP configuration gets substituted directly."""
-    return dict(zip(PLUGIN_VARIABLES, (plugin_root, plugin_data, project_dir)))
+    return dict(zip(PLUGIN_VARIABLES, (plugin_root, plugin_data, project_dir), strict=True))

@@ -38,6 +38,7 @@ from grader.engine.grading import grade_code
 from grader.labs import LAB_MODULES, UnknownLab
 from grader.notebook import NotANotebook, answer_code, read_notebook
 from grader.quizzes import QUIZ_MODULES, UnknownQuiz, is_quiz
+from labkit.checking import capped, exception_words, neutral
 
 # What the course can grade: the labs, then the quizzes and the mock exam (grader.quizzes).
 ASSIGNMENTS = [*sorted(LAB_MODULES), *QUIZ_MODULES]
@@ -49,8 +50,6 @@ def quiz_answers(nb) -> str:
 
     return json.dumps([[c.metadata.nbgrader.get("grade_id"), c.source] for c in graded_cells(nb)], ensure_ascii=False)
 
-
-from labkit.checking import capped, exception_words, neutral
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_COURSE = REPO / "labs"
@@ -969,7 +968,7 @@ class Course:
     def not_graded(self) -> list[Outcome]:
         """Every submission of the course that has no score, with why and what to do, by lab then student: the
         list autograde keeps, and any the gradebook holds without scores (an autograde that did not finish)."""
-        found = {pair: why for pair, why in self._listed().items()}
+        found = dict(self._listed())
         for pair in self._unscored_submissions():
             found.setdefault(pair, UNFINISHED)
         return [
@@ -1296,7 +1295,7 @@ def format_gradebook(rows: list[dict]) -> str:
 
     def line(student: str, lab: str, cells: list[str]) -> str:
         text = f"{student:<{width}}  {lab:<20}"
-        for cell, cell_width in zip(cells, widths):
+        for cell, cell_width in zip(cells, widths, strict=True):
             text += f"  {cell:<{cell_width}}"
         return text.rstrip()
 

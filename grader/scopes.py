@@ -160,7 +160,10 @@ def read_plugin(root: Path) -> Plugin:
 
 def plugin_tool_name(plugin: str, server: str, tool: str) -> str:
     """``mcp__plugin_<plugin>_<server>__<tool>``, characters outside A-Z a-z 0-9 _ - replaced by _."""
-    clean = lambda s: re.sub(r"[^A-Za-z0-9_-]", "_", s)
+
+    def clean(s: str) -> str:
+        return re.sub(r"[^A-Za-z0-9_-]", "_", s)
+
     return f"mcp__plugin_{clean(plugin)}_{clean(server)}__{clean(tool)}"
 
 
@@ -244,7 +247,10 @@ def entry_type(name: str, scope: str, entry: Any, res: Resolution) -> str | None
 
 def whitespace_fields(entry: Mapping[str, Any]) -> list[str]:
     """Fields whose value or name has hidden leading or trailing whitespace, named as Claude Code names them."""
-    hidden = lambda s: isinstance(s, str) and s != s.strip()
+
+    def hidden(s: Any) -> bool:
+        return isinstance(s, str) and s != s.strip()
+
     found = [key for key in ("command", "url") if hidden(entry.get(key))]
     for i, arg in enumerate(entry.get("args") or []):
         if hidden(arg):

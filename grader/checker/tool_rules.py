@@ -147,7 +147,9 @@ def full_name_finding(rule: str, tool: str, full: str) -> Finding:
 
 
 def check_names(tool: str, server_name: str, plugin: str | None) -> list[Finding]:
-    clean = lambda s: re.sub(r"[^A-Za-z0-9_-]", "_", s)
+    def clean(s: str) -> str:
+        return re.sub(r"[^A-Za-z0-9_-]", "_", s)
+
     found = [full_name_finding("name.length", tool, f"mcp__{clean(server_name)}__{clean(tool)}")]
     if plugin:
         found.append(full_name_finding("name.plugin_length", tool, plugin_tool_name(plugin, server_name, tool)))

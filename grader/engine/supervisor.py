@@ -410,7 +410,10 @@ def _build_view(libc, view: str, shown: list[str], writable: list[str], hidden: 
     _check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
     view = os.path.realpath(view)
     _check(libc.mount(b"tmpfs", view.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0755,size=1m"), "make the view")
-    inside = lambda path: view + path  # the path within the view
+
+    def inside(path: str) -> str:  # the path within the view
+        return view + path
+
     os.makedirs(inside("/tmp"))
     _check(
         libc.mount(b"tmpfs", inside("/tmp").encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=1777,size=16m"),

@@ -202,7 +202,10 @@ def expand_unseen_values(host) -> None:
 
     def agree_all(cases) -> bool:
         answers = expand_all(host, cases)
-        return all(a.get("value") == expand_text(t, e, blank_credentials=r) for a, (t, e, r) in zip(answers, cases))
+        return all(
+            a.get("value") == expand_text(t, e, blank_credentials=r)
+            for a, (t, e, r) in zip(answers, cases, strict=True)
+        )
 
     case = smallest_disagreement(EXPANSION_CASES, disagrees, agree_all)
     if case is not None:
@@ -267,7 +270,7 @@ def expand_unseen_credentials(host) -> None:
     answers = expand_all(host, cases)
     wrong = [
         (case, answer)
-        for case, answer in zip(cases, answers)
+        for case, answer in zip(cases, answers, strict=True)
         if answer.get("value") != expand_text(case[0], case[1], blank_credentials=case[2])
     ]
     if wrong:
@@ -349,7 +352,7 @@ def resolve_unseen_configurations(host) -> None:
 
     def agree_all(cases) -> bool:
         answers = resolve_all(host, cases)
-        return all(a.get("value") == reference_resolve(*case) for a, case in zip(answers, cases))
+        return all(a.get("value") == reference_resolve(*case) for a, case in zip(answers, cases, strict=True))
 
     case = smallest_disagreement(RESOLUTION_CASES, disagrees, agree_all)
     if case is not None:
@@ -422,7 +425,7 @@ UNSEEN_COMBINATIONS = (
 )
 def resolve_unseen_combinations(host) -> None:
     answers = resolve_all(host, list(UNSEEN_COMBINATIONS))
-    for (user, local, project, env), answer in zip(UNSEEN_COMBINATIONS, answers):
+    for (user, local, project, env), answer in zip(UNSEEN_COMBINATIONS, answers, strict=True):
         want = reference_resolve(user, local, project, env)
         where = f"user={user!r}, local={local!r}, project={project!r}, env={env!r}"
         if "error" in answer:

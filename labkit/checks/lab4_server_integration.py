@@ -353,7 +353,7 @@ def search_every_page(host, query: str) -> Search:
 
 def first_difference(got: list[Any], want: list[Any] | tuple[Any, ...]) -> int:
     """The 1-based position of the first hit that differs (or where one list ends)."""
-    return next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want))) + 1
+    return next((i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b), min(len(got), len(want))) + 1
 
 
 def expect_same_search(query: str, got: list[Any], want: list[Any] | tuple[Any, ...]) -> None:

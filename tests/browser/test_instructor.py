@@ -134,7 +134,7 @@ def test_manage_assignments_lists_every_assignment_with_the_gradebooks_submissio
     page, console = open_formgrader(formgrader, server, "/formgrader/manage_assignments")
     shot(page, "instructor_formgrader_manage_assignments")
     names = column(page, "td.name")
-    counts = dict(zip(names, column(page, "td.num-submissions")))
+    counts = dict(zip(names, column(page, "td.num-submissions"), strict=True))
     assert counts == {name: str(a["submissions"]) for name, a in figures["assignments"].items()}
     assert {"lab1_error_results", "lab2_scopes_expansion", "lab3_tools_resources", "lab4_server_integration"} <= set(
         names
@@ -153,7 +153,7 @@ def test_manage_assignments_lists_every_assignment_with_the_gradebooks_submissio
 def test_manage_students_names_every_student(formgrader, server, figures):
     page, console = open_formgrader(formgrader, server, "/formgrader/manage_students")
     shot(page, "instructor_formgrader_manage_students")
-    shown = dict(zip(column(page, "td.id"), column(page, "td.name")))
+    shown = dict(zip(column(page, "td.id"), column(page, "td.name"), strict=True))
     assert shown == {sid: f"{last}, {first}" for sid, (first, last) in figures["students"].items()}
     assert all(first and last for first, last in figures["students"].values()), figures["students"]
     assert "None" not in " ".join(shown.values())
@@ -164,7 +164,7 @@ def test_manage_students_names_every_student(formgrader, server, figures):
 def test_the_gradebook_pages_show_the_gradebooks_scores(formgrader, server, figures):
     page, console = open_formgrader(formgrader, server, "/formgrader/gradebook")
     shot(page, "instructor_formgrader_gradebook")
-    shown = dict(zip(column(page, "td.name"), column(page, "td.score")))
+    shown = dict(zip(column(page, "td.name"), column(page, "td.score"), strict=True))
     assert set(shown) == set(figures["assignments"])
     for name, a in figures["assignments"].items():
         assert_score(shown[name], a["mean"], a["max"], name)
@@ -173,7 +173,7 @@ def test_the_gradebook_pages_show_the_gradebooks_scores(formgrader, server, figu
     page.wait_for_function(LOADED, timeout=30_000)
     shot(page, f"instructor_formgrader_gradebook_{lab}")
     links = page.eval_on_selector_all("#main-table td.name a.name-shown", "links => links.map(a => a.href)")
-    scores = dict(zip((link.rstrip("/").rsplit("/", 1)[-1] for link in links), column(page, "td.score")))
+    scores = dict(zip((link.rstrip("/").rsplit("/", 1)[-1] for link in links), column(page, "td.score"), strict=True))
     expected = {s["notebook_id"]: s for (_, name), s in figures["submissions"].items() if name == lab}
     assert set(scores) == set(expected)
     for notebook_id, s in expected.items():

@@ -96,7 +96,7 @@ def test_a_name_with_a_comma_or_quotes_is_quoted_as_csv_requires(exported):
 
 def test_each_score_is_the_gradebooks_less_the_late_penalty_and_blank_when_there_is_none(course, exported, tmp_path):
     _, rows = exported
-    canvas = {(row[3], lab): value for row in rows[2:] for lab, value in zip(rows[0][5:], row[5:])}
+    canvas = {(row[3], lab): value for row in rows[2:] for lab, value in zip(rows[0][5:], row[5:], strict=True)}
     graded = {(r["student"], r["lab"]): r for r in course.gradebook()}
     blank = {pair for pair, value in canvas.items() if value == ""}
     assert blank == set(canvas) - set(graded)

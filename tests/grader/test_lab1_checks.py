@@ -922,7 +922,7 @@ def test_a_failed_hidden_check_shows_the_learner_none_of_its_inputs() -> None:
         with labtests.hosted(LAB, mutate(SOLUTION, *edits)) as host:
             recorder = Recorder(host)
             result = run_check(checks[hidden], recorder)
-        assert not result.passed
+        assert not result.passed, mistake
         shown = as_shown(checks[hidden], result).message
         inputs = recorder.inputs()
         assert inputs, hidden

@@ -182,7 +182,7 @@ def test_each_lab_is_summed_up_and_a_submission_without_scores_is_listed_as_not_
 def test_the_markdown_report_links_a_histogram_per_lab_written_beside_it(markdown):
     links = re.findall(r"!\[Score distribution of (\w+)\]\(([^)]+)\)", markdown.read_text())
     assert [lab for lab, _ in links] == sorted(REPORTED)
-    for lab, name in links:
+    for _, name in links:
         png = (markdown.parent / name).read_bytes()
         assert png.startswith(PNG_MAGIC)
         assert has_bars(png)

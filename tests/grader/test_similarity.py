@@ -143,7 +143,7 @@ def test_any_consistent_renaming_quote_style_and_indent_width_reads_the_same(new
     and the indentation width, the normalised tokens do not change."""
     own = ["content", "category", "counts", "verdict", "ordered", "limit", "results", "summarise"]
     renamed = ANSWER
-    for old, new in zip(own, new_names):
+    for old, new in zip(own, new_names, strict=True):
         renamed = re.sub(rf"(?<![\w.]){old}\b", f"__{new}__", renamed)
     renamed = re.sub(r"__(\w+?)__", r"\1", renamed).replace('"', quote)
     renamed = re.sub(r"(?m)^((?:    )+)", lambda m: " " * width * (len(m[1]) // 4), renamed)

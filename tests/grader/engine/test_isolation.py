@@ -31,7 +31,7 @@ as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox user and the
 # The attacks of the hostile corpus (tests/hostile/make_hostile.py), each a piece of top-level learner code
 # that switches the host's audit hook off and leaves the reference model's decide in ``reference`` if it can.
 sys.path.insert(0, str(REPO / "tests" / "hostile"))
-import make_hostile
+import make_hostile  # noqa: E402 - a script's module, importable once its folder is on sys.path
 
 HOOK_OFF = make_hostile.HOOK_OFF
 ATTACKS = {
