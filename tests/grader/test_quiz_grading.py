@@ -52,7 +52,8 @@ def test_the_released_cell_is_not_answered_and_says_nothing_is_wrong() -> None:
         ('answer("q01", "B")' + " " * MAX_CELL_CHARS, "longer than"),
         ("(" * 4000 + "1" + ")" * 4000, "not valid Python"),
         ("-" * 9990 + "1", "not valid Python"),
-        ("a." * 4990 + "b", "not valid Python"),
+        # Too deep for Python 3.11's and 3.12's parser; Python 3.13 reads it, and finds no answer in it.
+        ("a." * 4990 + "b", "not valid Python" if sys.version_info < (3, 13) else 'no call answer("q01", "<letter>")'),
         ("\0", "not valid Python"),
     ],
 )
