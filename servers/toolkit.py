@@ -14,6 +14,7 @@ import functools
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,8 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.uri_template import UriTemplate
 from pydantic import BaseModel, ValidationError
+
+from servers.pipes import loop_stdio, servable
 
 log = logging.getLogger("servers")
 
@@ -262,7 +265,13 @@ def run_stdio(server: Server) -> None:
     async def main() -> None:
         from mcp.shared.message import SessionMessage
 
-        async with stdio_server() as (read_stream, write_stream):
+        async with AsyncExitStack() as stack:
+            if servable(0) and servable(1):  # pipes or sockets: read and written on the loop, no thread hops
+                lines, out = await stack.enter_async_context(loop_stdio())
+                streams = stdio_server(lines, out)
+            else:
+                streams = stdio_server()
+            read_stream, write_stream = await stack.enter_async_context(streams)
             send, sent = anyio.create_memory_object_stream[SessionMessage](0)
 
             async def relay() -> None:

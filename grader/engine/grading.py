@@ -58,6 +58,7 @@ HOST_FILES = (
     *ENGINE_IN_HOST,
     "servers/__init__.py",
     "servers/toolkit.py",
+    "servers/pipes.py",
     "servers/learner_host",
     "servers/support_desk/__init__.py",
     "servers/support_desk/kit.py",
