@@ -444,15 +444,13 @@ def _build_view(libc, view: str, shown: list[str], writable: list[str], hidden: 
     for name in DEVICES:
         if os.path.exists(f"/dev/{name}"):
             _bind(libc, f"/dev/{name}", inside(f"/dev/{name}"), writable=True, device=True)
-    for folder in hidden:
-        target = inside(os.path.realpath(folder))
-        if any(_within(path, os.path.realpath(folder)) for path in bound):
-            continue  # the view holds only the paths of it that are shown
-        if os.path.isdir(target):
-            _check(
-                libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=0,size=4k"),
-                f"hide {folder}",
-            )
+    # Each hidden folder the view holds is covered but for the paths of it that are shown, bound back into it: the
+    # grader's package of a checkout (where the view holds only those paths), and as much the one installed among
+    # the libraries (which the view holds whole, with the interpreter's import path).
+    folders = sorted({os.path.realpath(folder) for folder in hidden})
+    kept = [path for path in sorted({os.path.realpath(p) for p in shown}) if any(_within(path, f) for f in folders)]
+    in_view = [inside(folder) for folder in folders if os.path.isdir(inside(folder))]
+    cover(libc, in_view, [inside(path) for path in kept])
     os.chdir(view)
     os.mkdir(".old")
     _check(libc.syscall(number, b".", b".old"), "pivot_root")
