@@ -33,6 +33,7 @@ from typing import TextIO
 
 from traitlets.config import Config
 
+from grader import content
 from grader.course import configure
 from grader.engine.grading import grade_code
 from grader.labs import LAB_MODULES, UnknownLab
@@ -51,9 +52,10 @@ def quiz_answers(nb) -> str:
     return json.dumps([[c.metadata.nbgrader.get("grade_id"), c.source] for c in graded_cells(nb)], ensure_ascii=False)
 
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_COURSE = REPO / "labs"
-SAMPLE_SUBMISSIONS = REPO / "tests" / "submissions"
+# The course's content (grader.content): the checkout's folders, or an installed package's copy of them.
+REPO = content.ROOT
+DEFAULT_COURSE = content.COURSE
+SAMPLE_SUBMISSIONS = content.SAMPLE_SUBMISSIONS
 
 
 class PipelineError(Exception):
@@ -117,7 +119,7 @@ class Course:
                     f"It is the course folder the configuration sets (CourseDirectory.root, read from "
                     f"{', '.join(map(str, self.settings.files))}): correct that setting, or pass --course with another folder."
                     if moved
-                    else f"Pass --course with the folder that holds source/ (the repository's is {DEFAULT_COURSE})."
+                    else f"Pass --course with the folder that holds source/ (the course's own is {DEFAULT_COURSE})."
                 )
             )
         self.db_path = self._configured_db_path()

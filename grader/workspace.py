@@ -8,9 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.pipeline import DEFAULT_COURSE, REPO, Course, PipelineError
+from grader import content
+from grader.pipeline import DEFAULT_COURSE, Course, PipelineError
 
-LESSONS = REPO / "notebooks"
+LESSONS = content.LESSONS
 FIRST_LESSON = "lessons/01_structured_tool_errors.ipynb"
 
 

@@ -19,13 +19,15 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from grader import content
 from grader.quizzes import UnknownQuiz, available, quiz
 from grader.quizzes.model import LETTERS, THEMES, Quiz
 
-REPO = Path(__file__).resolve().parents[2]
-SOURCE = REPO / "labs" / "source"
+# The course's content (grader.content): a checkout's, where the quizzes are built.
+REPO = content.ROOT
+SOURCE = content.COURSE / "source"
 MOCK_EXAM = "mock_exam"
-MOCK_EXAM_NOTEBOOK = REPO / "notebooks" / "06_mock_exam.ipynb"
+MOCK_EXAM_NOTEBOOK = content.LESSONS / "06_mock_exam.ipynb"
 
 SETUP = "from labkit.quiz import answer"
 SUMMARY_ID = "summary"
