@@ -21,7 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("grader", "labkit", "servers")
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
-pytestmark = pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter is not installed (pip install -e .)")
+pytestmark = pytest.mark.skipif(
+    not LINT_IMPORTS.exists(), reason="import-linter is not installed (pip install -e '.[dev]')"
+)
 
 
 def lint_imports(folder: Path) -> subprocess.CompletedProcess:
