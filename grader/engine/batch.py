@@ -293,7 +293,7 @@ def grade_all(
         for task in todo:
             settle(task, lambda task=task: grade(task.lab, task.code, task.timeout, **task.options))
     else:
-        _on_pool(todo, jobs or default_jobs(), settle, grade)
+        _on_pool(todo, jobs or default_jobs(), settle, grade, local=grade is grade_task)
     return results
 
 
@@ -314,14 +314,51 @@ def _worker() -> ProcessPoolExecutor:
     return ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=_die_with, initargs=(os.getpid(),))
 
 
-def _on_pool(todo: list[Task], jobs: int, settle: Callable, grade: Callable) -> None:
-    """Grade on ``jobs`` worker processes, each a pool of its own with one task at a time: when a worker dies,
-    the task it held is the one that was lost (not graded), and a fresh worker takes over the rest."""
+def _warm() -> None:
+    """A new worker's first work item: what grading imports and starts once, so it is ready for a submission."""
+    from grader.engine import forkserver, grading  # noqa: F401 - imported to be ready
+
+    forkserver.shared()
+
+
+def _stop_now(worker: Any) -> None:
+    """Stop a worker that is still starting: the batch is done, and it would only make the grader wait."""
+    for process in list((getattr(worker, "_processes", None) or {}).values()):
+        process.terminate()
+    worker.shutdown(wait=False, cancel_futures=True)
+
+
+def _on_pool(
+    todo: list[Task], jobs: int, settle: Callable, grade: Callable, local: bool = False, warm: Callable = _warm
+) -> None:
+    """Grade on ``jobs`` workers, each with one task at a time.
+
+    With ``local`` (the engine's own ``grade_task``, which runs no learner code in this process), this process is
+    one of them, in a thread, and starts grading at once; the others are worker processes, each a pool of its own,
+    given a submission only once it has started and warmed up (``_warm``), so a small batch never waits on a
+    worker's start: one still starting when the batch is done is stopped. When a worker process dies, the task it
+    held is the one that was lost (not graded), and a fresh worker takes over the rest.
+    """
     queue = list(reversed(todo))
-    workers = [_worker() for _ in range(min(jobs, len(todo)))]
+    count = min(jobs, len(todo))
+    workers: list[Any] = []
+    ready: list[bool] = []
+    warming: dict[Any, int] = {}
+    if local:
+        from concurrent.futures import ThreadPoolExecutor
+
+        workers.append(ThreadPoolExecutor(1, thread_name_prefix="grading"))
+        ready.append(True)
+    while len(workers) < count:
+        worker = _worker()
+        warming[worker.submit(warm)] = len(workers)
+        workers.append(worker)
+        ready.append(not local)  # without a local worker, queue on the workers at once, as they start
     running: dict[Any, tuple[Task, int]] = {}
 
     def give(slot: int) -> None:
+        if not ready[slot]:
+            return
         while queue:
             task = queue.pop()
             try:
@@ -335,9 +372,19 @@ def _on_pool(todo: list[Task], jobs: int, settle: Callable, grade: Callable) -> 
     try:
         for slot in range(len(workers)):
             give(slot)
-        while running:
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+        while running or (queue and warming):
+            finished, _ = wait([*running, *warming], return_when=FIRST_COMPLETED)
             for future in finished:
+                if future in warming:
+                    slot = warming.pop(future)
+                    if ready[slot]:
+                        continue  # tasks were queued on it as it started: they say how it went
+                    if future.exception() is not None:  # it could not start: the others grade without it
+                        workers[slot].shutdown(wait=False, cancel_futures=True)
+                        continue
+                    ready[slot] = True
+                    give(slot)
+                    continue
                 task, slot = running.pop(future)
                 if isinstance(future.exception(), BrokenProcessPool):
                     workers[slot].shutdown(wait=False, cancel_futures=True)
@@ -345,8 +392,12 @@ def _on_pool(todo: list[Task], jobs: int, settle: Callable, grade: Callable) -> 
                 settle(task, future.result)
                 give(slot)
     finally:
-        for worker in workers:
-            worker.shutdown(wait=True, cancel_futures=True)
+        starting = set(warming.values())
+        for slot, worker in enumerate(workers):
+            if slot in starting:
+                _stop_now(worker)
+            else:
+                worker.shutdown(wait=True, cancel_futures=True)
 
 
 def _raise(exc: Exception) -> Callable[[], Any]:

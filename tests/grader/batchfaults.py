@@ -26,3 +26,21 @@ def grade(lab: str, code: str, timeout: float | None = None) -> list[Any]:
     if code == "malformed":
         return [{"verdict": "fine"}]
     return [asdict(CheckResult("fine", 1, True, f"{lab} graded {code}"))]
+
+
+def grade_where(lab: str, code: str, timeout: float | None = None) -> list[Any]:
+    """Grades at once, saying which process graded it; ``wait:FIFO`` first waits until another process opens
+    the named pipe FIFO for writing, which ``open:FIFO`` does, so a test can make two workers meet."""
+    kind, _, fifo = code.partition(":")
+    if kind == "wait":
+        with open(fifo, "rb"):  # blocks until a writer opens the pipe
+            pass
+    elif kind == "open":
+        with open(fifo, "wb"):
+            pass
+    return [asdict(CheckResult("where", 1, True, str(os.getpid())))]
+
+
+def never_warm() -> None:
+    """A worker's warm-up that never ends: the worker never becomes ready."""
+    threading.Event().wait()

@@ -7,6 +7,7 @@ import io
 import json
 import shutil
 
+import batchfaults
 import pytest
 
 from grader.engine.batch import Progress, ResultStore, Task, grade_all, result_key
@@ -175,3 +176,48 @@ def test_a_change_to_any_checks_code_invalidates_stored_results(tmp_path, monkey
     with (tmp_path / changed).open("a", encoding="utf-8") as handle:
         handle.write("\n# changed\n")
     assert version() != before
+
+
+# --- the grading process is a worker too -------------------------------------------------------------
+
+
+def pooled(tasks, jobs: int, **options) -> dict:
+    from grader.engine.batch import _on_pool
+
+    results = {}
+
+    def settle(task, outcome) -> None:
+        results[task.student] = outcome()[0]["message"]  # the pid of the process that graded it
+
+    _on_pool(tasks, jobs, settle, batchfaults.grade_where, **options)
+    return results
+
+
+def test_a_worker_still_starting_gets_no_submission_and_is_stopped_when_the_batch_is_done() -> None:
+    import multiprocessing
+    import os
+
+    tasks = [Task(s, LAB, "now") for s in ("ana", "ben", "cai")]
+
+    graded_by = pooled(tasks, 2, local=True, warm=batchfaults.never_warm)
+
+    # The grading process graded all three while the worker started; the worker, never ready, was not waited for.
+    assert graded_by == dict.fromkeys(("ana", "ben", "cai"), str(os.getpid()))
+    for child in multiprocessing.active_children():
+        child.join(30)
+    assert not [child for child in multiprocessing.active_children() if child.is_alive()]
+
+
+def test_a_worker_that_has_started_takes_submissions_beside_the_grading_process(tmp_path) -> None:
+    import os
+
+    fifo = tmp_path / "meet"
+    os.mkfifo(fifo)
+    # The grading process takes the first and waits in it until another process opens the pipe: only a started
+    # worker can, by grading the second.
+    tasks = [Task("ana", LAB, f"wait:{fifo}"), Task("ben", LAB, f"open:{fifo}")]
+
+    graded_by = pooled(tasks, 2, local=True)
+
+    assert graded_by["ana"] == str(os.getpid())
+    assert graded_by["ben"] != str(os.getpid())
