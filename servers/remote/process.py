@@ -187,13 +187,14 @@ class Running:
 
         def read() -> None:
             assert process.stdout is not None
-            for raw in process.stdout:
-                line = raw.rstrip("\n")
-                with self._lock:
-                    self._lines.append(line)
-                if line.startswith("ready ") and not ready.is_set():
-                    found.append(line.split(" ", 1)[1])
-                    ready.set()
+            with process.stdout as output:  # closed once the process ends
+                for raw in output:
+                    line = raw.rstrip("\n")
+                    with self._lock:
+                        self._lines.append(line)
+                    if line.startswith("ready ") and not ready.is_set():
+                        found.append(line.split(" ", 1)[1])
+                        ready.set()
             ready.set()  # the process ended: stop waiting
 
         threading.Thread(target=read, daemon=True).start()
