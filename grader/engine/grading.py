@@ -323,6 +323,9 @@ class Hosts(Sandbox):
         # Checks that verify state from outside the protocol read and steer it through this folder.
         session.state_dir = self.state_dir
         session.state_fd = self.state_fd
+        # Checks that start what a learner configured (lab 2's servers) start it through this, under the sandbox:
+        # given with the session, so the labs' checks need not import the engine that runs them.
+        session.sandboxed = sandboxed
         return session
 
 

@@ -457,9 +457,9 @@ def authored_sources(host) -> dict[str, dict[str, Any]]:
 )
 def config_servers_start_for_real(host) -> None:
     # What the learner configured runs sandboxed, like their answer code: the command line and
-    # environment are theirs (a "-c" argument or a PYTHONPATH would otherwise run code as the grader).
-    from grader.engine.grading import sandboxed
-
+    # environment are theirs (a "-c" argument or a PYTHONPATH would otherwise run code as the grader). The engine
+    # gives the host's session the means (grader.engine.grading.sandboxed).
+    sandboxed = host.sandboxed
     env = dict.fromkeys([SCENARIO["tracker_token_variable"]], "test-token")
     resolved = resolve_sources(authored_sources(host), env, project=REPO)
     stdio = {name: s for name, s in resolved.servers.items() if s["type"] == "stdio"}

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from grader.engine.grading import sandboxed
 from grader.labs import lab_checks
 from grader.notebook import answer_code, is_answer_cell, read_notebook
 from labkit.checking import CheckResult, run_check
@@ -123,8 +124,8 @@ def state_folder() -> Iterator[Path]:
 def hosted(lab: str, code: str, *, reset: Callable[[], None] | None = None) -> Iterator[Any]:
     """A session with the learner host of ``lab`` running ``code``, as ``Lab.run`` opens one.
 
-    The state folder is fresh and attached as the session's ``state_dir`` for every lab, as
-    the grader does, though only labs 3 and 4 read it. ``reset`` runs first: it gives a kit
+    The state folder is fresh and attached as the session's ``state_dir`` for every lab, and the engine's
+    ``sandboxed`` as its ``sandboxed``, as the grader does, though only labs 3 and 4 read it. ``reset`` runs first: it gives a kit
     that keeps state per process (lab 3's alerts) what a grader subprocess starts with.
     """
     if reset is not None:
@@ -133,6 +134,7 @@ def hosted(lab: str, code: str, *, reset: Callable[[], None] | None = None) -> I
         namespace, load_error = load_learner_code(lab, code)
         with connect(build_server(lab, namespace, load_error=load_error), timeout=10) as host:
             host.state_dir = folder
+            host.sandboxed = sandboxed  # as the engine's hosts give it (grader.engine.grading.Hosts.start)
             yield host
 
 
