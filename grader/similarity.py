@@ -59,6 +59,9 @@ NAME = "V"  # every learner's own name, in the fingerprinted tokens
 SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
 STATEMENT_START = {tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, None}
 CLOSING = {")", "]", "}"}
+# Python 3.12 and later: an f-string's first and last tokens (Python 3.11 has neither, and never yields -1).
+FSTRING_START = getattr(tokenize, "FSTRING_START", -1)
+FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
 STRING_PARTS = re.compile(r"(?is)^([a-z]*)('''|\"\"\"|'|\")(.*)\2$")
 ROUGH_TOKENS = re.compile(r"""#[^\n]*|\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|"[^"\n]*"|'[^'\n]*'|\w+|[^\s\w]""")
 
@@ -87,9 +90,29 @@ def _string(text: str) -> str:
         return f'{match[1].lower()}"{match[3]}"' if match else text
 
 
+def _whole_fstrings(tokens: Iterable[tokenize.TokenInfo], code: str) -> Iterable[tokenize.TokenInfo]:
+    """The tokens with each f-string as one STRING token of its source text. Python 3.12 and later tokenise an
+    f-string in parts (PEP 701: its start, its text, the fields' own tokens, its end), Python 3.11 as one string:
+    put together again, an answer normalises to the same tokens, and so the same fingerprints, on either."""
+    lines = io.StringIO(code).readlines()
+    depth, start = 0, (0, 0)
+    for token in tokens:
+        if token.type == FSTRING_START:
+            depth, start = depth + 1, start if depth else token.start
+        elif depth and token.type == FSTRING_END:
+            depth -= 1
+            if not depth:
+                (first, column), (last, end) = start, token.end
+                text = "".join(lines[first - 1 : last])[column : len("".join(lines[first - 1 : last - 1])) + end]
+                yield tokenize.TokenInfo(tokenize.STRING, text, start, token.end, token.line)
+        elif not depth:
+            yield token
+
+
 def _python_tokens(code: str) -> list[tuple[int, str]]:
     """(type, text) of the code's tokens that carry meaning (no comments, no blank lines, no docstrings)."""
-    raw = [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type not in SKIPPED]
+    tokens = _whole_fstrings(tokenize.generate_tokens(io.StringIO(code).readline), code)
+    raw = [(t.type, t.string) for t in tokens if t.type not in SKIPPED]
     kept: list[tuple[int, str]] = []
     for i, (kind, text) in enumerate(raw):
         before = kept[-1][0] if kept else None

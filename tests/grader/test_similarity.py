@@ -150,6 +150,30 @@ def test_any_consistent_renaming_quote_style_and_indent_width_reads_the_same(new
     assert normalised(renamed) == normalised(ANSWER)
 
 
+def test_an_f_string_is_one_token_of_its_text_on_every_interpreter():
+    """Python 3.12 tokenises an f-string in parts, Python 3.11 as one string: the normalised tokens, and so the
+    fingerprints and every similarity, are the same whichever interpreter grades."""
+    code = "def show(item, width):\n    return f'{item!r:>{width}} {f\"in {item}\"}' + F'''{{x}}\n{width}'''\n"
+    assert normalised(code) == [
+        "def",
+        "V1",
+        "(",
+        "V2",
+        ",",
+        "V3",
+        ")",
+        ":",
+        ";",
+        "{",
+        "return",
+        'f"{item!r:>{width}} {f"in {item}"}"',
+        "+",
+        'f"{{x}}\n{width}"',
+        ";",
+        "}",
+    ]
+
+
 def test_what_changes_the_meaning_is_not_normalised_away():
     """Attributes, keywords, builtins, numbers and the text of strings stay as they are."""
     for changed in (
