@@ -10,7 +10,10 @@ What it reports, every figure from this one run (timings move with the machine's
   default, every lab, solutions, blanks and mistakes; ``--samples all`` for every one), graded by this engine
   (``Course.autograde``, the default worker count) and by stock nbgrader (its own autograde preprocessors, the
   notebook executed in a Jupyter kernel, ``Execute.timeout`` = ``--stock-timeout``), one after the other on the
-  same released notebooks. The scores must be identical: the run fails (exit status 1) when one differs;
+  same released notebooks, each run in a new interpreter (as an instructor's command is), so that neither gains
+  from imports or a fork server the other left warm; its wall time is from start to exit, its CPU time that of
+  the process and everything it started. The scores must be identical: the run fails (exit status 1) when one
+  differs;
 - the same for a batch of ``--small`` of them (12 by default), and this engine on it with one worker;
 - the per-submission CPU split of this engine on the headline batch (one worker, in this process): the checks
   (the lab's check functions with their MCP round trips), the learner host (supervisor, host and the servers it
@@ -233,8 +236,14 @@ def run_engine(course: Course, pairs, jobs: int | None, scheduler: str | None = 
 
 
 HIDDEN_TEST = """# Hidden check, as a stock nbgrader course runs hidden tests: in the kernel, restored at autograde.
+import dataclasses as _dataclasses
+from grader.engine.grading import sandboxed as _sandboxed
 from grader.labs import lab_checks as _lab_checks
-lab.checks.checks[{name!r}] = _lab_checks(lab.name)[{name!r}]
+_check = _lab_checks(lab.name)[{name!r}]
+def _run(host, _check=_check):
+    host.sandboxed = _sandboxed  # as the engine gives its hosts' sessions (lab 2 starts configured servers with it)
+    _check.run(host)
+lab.checks.checks[{name!r}] = _dataclasses.replace(_check, run=_run)
 lab.check({name!r})"""
 
 
@@ -289,6 +298,38 @@ def run_stock(course: Course, pairs, timeout: int) -> dict:
     return {"seconds": time.perf_counter() - start, "cpu": cpu_seconds() - before, "failed": failed}
 
 
+def in_a_fresh_process(kind: str, course: Course, pairs, **options) -> dict:
+    """One measured grading (``kind`` "engine" or "stock") in a new interpreter, as an instructor's command runs:
+    its wall time from start to exit, and the CPU time of it and of everything it started (each waited for before
+    it ends, so the kernel counts them among this process's children). Neither side gains from imports, a fork
+    server or caches a run before it left warm in this process."""
+    import subprocess
+
+    request = json.dumps({"kind": kind, "course": str(course.root), "pairs": pairs, **options})
+    before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--measure", request], capture_output=True, text=True
+    )
+    seconds, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise RuntimeError(f"the {kind} run failed:\n{done.stderr[-3000:]}")
+    inner = json.loads(done.stdout.strip().splitlines()[-1])
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return {"seconds": seconds, "cpu": cpu, "failed": inner["failed"], "grading_seconds": inner["seconds"]}
+
+
+def measure_here(request: str) -> int:
+    """The child side of ``in_a_fresh_process``: grade, then print what ``run_engine``/``run_stock`` saw, as JSON."""
+    job = json.loads(request)
+    course, pairs = Course(Path(job["course"])), [tuple(p) for p in job["pairs"]]
+    if job["kind"] == "engine":
+        figures = run_engine(course, pairs, job.get("jobs"))
+    else:
+        figures = run_stock(course, pairs, job["timeout"])
+    print(json.dumps(figures))
+    return 0
+
+
 def compare(
     work: Path, name: str, pairs_of: list[tuple[str, str]], *, jobs, stock_timeout: int, one_job: bool = False
 ) -> dict:
@@ -297,13 +338,13 @@ def compare(
     pairs = copy_samples(folder, pairs_of) if not name.startswith("hostile") else write_hostile(folder)
     figures: dict = {"count": len(pairs)}
     engine, engine_pairs = fresh_course(work, f"{name}-engine", folder)
-    figures["engine"] = run_engine(engine, engine_pairs, jobs)
+    figures["engine"] = in_a_fresh_process("engine", engine, engine_pairs, jobs=jobs)
     if one_job:
         single, single_pairs = fresh_course(work, f"{name}-one-job", folder)
-        figures["engine_one_job"] = run_engine(single, single_pairs, 1)
+        figures["engine_one_job"] = in_a_fresh_process("engine", single, single_pairs, jobs=1)
     stock, stock_pairs = fresh_course(work, f"{name}-stock", folder)
     hidden_tests_in_the_kernel(stock)
-    figures["stock"] = run_stock(stock, stock_pairs, stock_timeout)
+    figures["stock"] = in_a_fresh_process("stock", stock, stock_pairs, timeout=stock_timeout)
     ours, theirs = scores(engine), scores(stock)
     both = sorted(set(ours) & set(theirs))
     figures["agree"] = sum(ours[p] == theirs[p] for p in both)
@@ -490,6 +531,28 @@ def otter_available() -> bool:
 # --- the cohort ----------------------------------------------------------------------------------
 
 
+def worker_cpu_seconds() -> float:
+    """Run on a Dask worker: its CPU time, its children's that ended, and its own fork server's hosts'."""
+    import resource
+
+    from grader.engine import forkserver
+
+    warm = forkserver._shared if getattr(forkserver, "_shared", None) is not None else None
+    own = sum(
+        u.ru_utime + u.ru_stime
+        for u in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+    )
+    return own + (warm.cpu_seconds() if warm is not None and warm.owner == os.getpid() else 0.0)
+
+
+def dask_workers_cpu(address: str) -> float:
+    """The CPU seconds every worker of the Dask cluster at ``address`` has spent so far (``worker_cpu_seconds``)."""
+    from dask.distributed import Client
+
+    with Client(address, timeout=30) as client:
+        return sum(client.run(worker_cpu_seconds).values())
+
+
 def run_cohort(work: Path, size: int, jobs: int | None, scheduler: str | None) -> dict:
     batch = _engine_module("batch")
     folder = work / "cohort-submissions"
@@ -507,11 +570,14 @@ def run_cohort(work: Path, size: int, jobs: int | None, scheduler: str | None) -
     batch.Progress.advance = advance
     try:
         with open(os.devnull, "w") as quiet:
+            workers_before = dask_workers_cpu(scheduler) if scheduler else 0.0
             start = time.perf_counter()
             before = cpu_seconds()
             outcomes = course.autograde(pairs, jobs=jobs, scheduler=scheduler, progress=quiet)
             seconds = time.perf_counter() - start
             cpu = cpu_seconds() - before
+            # On Dask the checks run in the cluster's workers: their CPU counts too.
+            cpu += (dask_workers_cpu(scheduler) - workers_before) if scheduler else 0.0
     finally:
         batch.Progress.advance = original
     figures = {"size": len(pairs), "seconds": seconds, "cpu": cpu, "graded": sum(o.ok for o in outcomes), "phases": {}}
@@ -618,7 +684,10 @@ def main() -> int:
     )
     parser.add_argument("--host-figures", action="store_true", help="Also the learner host's start and each lab's CPU.")
     parser.add_argument("--json", type=Path, default=None, help="Write every figure to this file as JSON too.")
+    parser.add_argument("--measure", default=None, help=argparse.SUPPRESS)  # in_a_fresh_process's child
     options = parser.parse_args()
+    if options.measure:
+        return measure_here(options.measure)
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
     report: dict = {"load_at_start": os.getloadavg()[0]}
 

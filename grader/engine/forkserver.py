@@ -343,13 +343,20 @@ class ForkServer:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(COURSE), os.environ.get("PYTHONPATH")]))
         env.update(PYTHONDONTWRITEBYTECODE="1", MALLOC_ARENA_MAX="2")
         try:
-            self._process = subprocess.Popen(
-                [sys.executable, "-P", "-m", "grader.engine.forkserver", str(theirs.fileno())],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                env=env,
-                cwd="/",
-                pass_fds=[theirs.fileno()],
+            # Started from a thread that lives as long as this process: the fork server dies with the thread that
+            # started it (PR_SET_PDEATHSIG is tied to that thread), and a batch's grading thread ends with the batch.
+            self._process = (
+                _long_lived_thread()
+                .submit(
+                    subprocess.Popen,
+                    [sys.executable, "-P", "-m", "grader.engine.forkserver", str(theirs.fileno())],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    env=env,
+                    cwd="/",
+                    pass_fds=[theirs.fileno()],
+                )
+                .result()
             )
         finally:
             theirs.close()
@@ -457,6 +464,17 @@ class ForkServer:
 
 _shared: ForkServer | None = None
 _shared_lock = threading.Lock()
+_starter = None  # the thread fork servers are started from (``_long_lived_thread``)
+
+
+def _long_lived_thread():
+    """An executor whose one thread lives until this process ends, to start fork servers from."""
+    global _starter
+    if _starter is None or _starter[0] != os.getpid():
+        from concurrent.futures import ThreadPoolExecutor
+
+        _starter = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="fork-server-starter"))
+    return _starter[1]
 
 
 def available() -> bool:

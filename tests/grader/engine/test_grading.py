@@ -156,3 +156,26 @@ def test_where_the_fork_server_cannot_start_hosts_start_as_new_programs(monkeypa
     said = capsys.readouterr().err
     assert said.count("the fork server could not start (no fork server on this machine)") == 1
     assert "starting learner hosts as new programs" in said
+
+
+def test_a_fork_server_started_from_a_thread_that_ends_outlives_the_thread(monkeypatch):
+    # A batch grades in a thread of the grading process that ends with the batch; the fork server it started
+    # must still serve the next batch (it dies with the thread that starts its process, so a long-lived one does).
+    import subprocess
+    import threading
+
+    from grader.engine import forkserver
+
+    server = forkserver.ForkServer()
+    monkeypatch.setattr(forkserver, "_shared", server)
+    try:
+        thread = threading.Thread(target=lambda: grade_code(LAB, SOLUTION, ["desk_success"]))
+        thread.start()
+        thread.join()
+        # Killed it would be within milliseconds of the thread's end: a second passes, and it still runs.
+        with pytest.raises(subprocess.TimeoutExpired):
+            server._process.wait(timeout=1)
+        assert server.cpu_seconds() > 0
+        assert [r.passed for r in grade_code(LAB, SOLUTION, ["desk_not_found"])] == [True]
+    finally:
+        server.close()
