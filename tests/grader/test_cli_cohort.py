@@ -182,7 +182,12 @@ def test_names_from_the_roster_reach_formgrader_the_gradebook_and_the_export(wee
     assert code == 0, err
     assert re.search(rf"alice\s+{LAB}\s+\S+ \(100 %\)\s+Alice Liddell$", out, re.MULTILINE), out
     assert re.search(rf"^bob\s+{LAB}\s+0/\S+ \(0 %\)$", out, re.MULTILINE), out
-    exported = {r["student_id"]: r for r in csv.DictReader(week.course.export(tmp_path / "grades.csv").open())}
+    exported = {
+        r["student_id"]: r
+        for r in csv.DictReader(
+            week.course.export(tmp_path / "grades.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+        )
+    }
     assert (exported["alice"]["first_name"], exported["alice"]["last_name"], exported["alice"]["email"]) == (
         "Alice",
         "Liddell",

@@ -103,7 +103,10 @@ def test_every_later_step_still_serves_the_good_submissions_and_names_the_others
         assert all(f"{student}  " in graded for student in GOOD) and "garbage" not in graded
         assert {line.split()[0] for line in listed.splitlines()[2:]} == not_graded
     elif command == "export":
-        rows = {row["student_id"]: float(row["score"]) for row in csv.DictReader((tmp_path / "grades.csv").open())}
+        rows = {
+            row["student_id"]: float(row["score"])
+            for row in csv.DictReader((tmp_path / "grades.csv").read_text(encoding="utf-8").splitlines(keepends=True))
+        }
         assert rows == GOOD
     elif command == "feedback":
         pages = sorted(line.split()[1] for line in out.splitlines() if line.startswith("feedback "))

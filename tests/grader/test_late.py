@@ -153,7 +153,9 @@ def test_the_feedback_shows_the_penalty_and_the_score_after_it(graded):
 
 def test_the_csv_export_has_the_penalty_and_the_score_after_it(graded, tmp_path):
     path = graded.export(tmp_path / "grades.csv")
-    exported = {row["student_id"]: row for row in csv.DictReader(path.open())}
+    exported = {
+        row["student_id"]: row for row in csv.DictReader(path.read_text(encoding="utf-8").splitlines(keepends=True))
+    }
     for student, (_, _, lost) in STAMPS.items():
         row = exported[student]
         assert float(row["late_submission_penalty"]) == lost

@@ -127,7 +127,10 @@ def test_the_feedback_command_writes_a_page_per_graded_submission(graded, capsys
 def test_export_writes_nbgrader_csv_with_every_score(graded, tmp_path):
     course, _, _ = graded
     path = course.export(tmp_path / "grades.csv")
-    rows = {(row["assignment"], row["student_id"]): row for row in csv.DictReader(path.open())}
+    rows = {
+        (row["assignment"], row["student_id"]): row
+        for row in csv.DictReader(path.read_text(encoding="utf-8").splitlines(keepends=True))
+    }
     # nbgrader lists every student for every lab; a lab a student did not submit scores 0.
     assert set(SAMPLES) <= set(rows)
     assert all(float(row["score"]) == 0 for key, row in rows.items() if key not in SAMPLES)

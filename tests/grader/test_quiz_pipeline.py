@@ -193,7 +193,10 @@ def test_release_autograde_feedback_export_report(sample: Quiz, tmp_path: Path, 
 
     code, out, err = run_cli(capfd, "export", "--to", tmp_path / "grades.csv", "--course", course.root)
     assert code == 0, err
-    rows = {r["student_id"]: r for r in csv.DictReader((tmp_path / "grades.csv").open(encoding="utf-8"))}
+    rows = {
+        r["student_id"]: r
+        for r in csv.DictReader((tmp_path / "grades.csv").read_text(encoding="utf-8").splitlines(keepends=True))
+    }
     assert float(rows["ann"]["raw_score"]) == 3 and float(rows["bob"]["raw_score"]) == 0
     assert rows["ann"]["assignment"] == NAME and float(rows["ann"]["max_score"]) == 5
 
