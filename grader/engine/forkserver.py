@@ -292,29 +292,31 @@ async def socket_transport(requests: socket.socket, replies: socket.socket, supe
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             await read_writer.aclose()
 
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(reader)
-        tasks.start_soon(writer)
-        try:
-            yield read_stream, write_stream
-        finally:
-            with anyio.CancelScope(shield=True):
-                read_stream.close()
-                write_stream.close()
-                with suppress(Exception):
-                    await send.aclose()  # the host sees the end of its input
-                with anyio.move_on_after(CLOSE_SECONDS):
-                    await ended.wait()
-                if not ended.is_set():
-                    with suppress(OSError):
-                        os.kill(supervisor_pid, signal.SIGTERM)
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(reader)
+            tasks.start_soon(writer)
+            try:
+                yield read_stream, write_stream
+            finally:
+                with anyio.CancelScope(shield=True):
+                    read_stream.close()
+                    write_stream.close()
+                    with suppress(Exception):
+                        await send.aclose()  # the host sees the end of its input
                     with anyio.move_on_after(CLOSE_SECONDS):
                         await ended.wait()
-                if ended.is_set() and on_end is not None:
-                    on_end(supervisor_pid)
-            tasks.cancel_scope.cancel()
-    with anyio.CancelScope(shield=True), suppress(Exception):
-        await receive.aclose()
+                    if not ended.is_set():
+                        with suppress(OSError):
+                            os.kill(supervisor_pid, signal.SIGTERM)
+                        with anyio.move_on_after(CLOSE_SECONDS):
+                            await ended.wait()
+                    if ended.is_set() and on_end is not None:
+                        on_end(supervisor_pid)
+                tasks.cancel_scope.cancel()
+    finally:  # also when the session's body raised: the reply socket is closed either way
+        with anyio.CancelScope(shield=True), suppress(Exception):
+            await receive.aclose()
 
 
 class ForkServer:
