@@ -418,7 +418,27 @@ def cpu_split(work: Path, pairs_of: list[tuple[str, str]]) -> dict[str, float]:
         "rest": (spent["checks phase"] - spent["checks"]) / n,
     }
     split["engine in all"] = sum(split.values())
+    split["of the learner host: its start"] = host_start_cpu(pairs, warm)
     return split
+
+
+def host_start_cpu(pairs: list[tuple[str, str]], warm) -> float:
+    """Per submission, the learner host's CPU to start and answer one call: the fork, the sandbox, the answer cells
+    loaded, one check's call (each submission graded again on its lab's first check alone). The rest of the host's
+    CPU is the server side of the checks' calls."""
+    from grader.engine.grading import grade_code
+    from grader.labs import lab_checks
+    from grader.notebook import answer_code, read_notebook
+
+    if warm is None:
+        return float("nan")
+    spent = 0.0
+    for student, lab in pairs:
+        code = answer_code(read_notebook(SAMPLE_SUBMISSIONS / student / lab / f"{lab}.ipynb"))
+        before = warm.cpu_seconds()
+        grade_code(lab, code, [next(iter(lab_checks(lab).checks))])
+        spent += warm.cpu_seconds() - before
+    return spent / len(pairs)
 
 
 # --- the learner host's start, and one lab's checks --------------------------------------------------
@@ -767,9 +787,12 @@ def main() -> int:
                 s = report["split"]
                 print("CPU per submission, this engine on the headline batch (one worker):")
                 for key, value in s.items():
-                    print(f"  {key:22s} {value:6.3f} s")
+                    print(f"  {key:30s} {value:6.3f} s")
                 if s["checks"]:
                     print(f"  engine in all / checks: {s['engine in all'] / s['checks']:.2f}")
+                    # A check is a conversation: the grader's side, and the learner's server answering it.
+                    both_sides = s["checks"] + s["learner host"] - s["of the learner host: its start"]
+                    print(f"  engine in all / both sides of the checks' calls: {s['engine in all'] / both_sides:.2f}")
             if not options.no_hostile:
                 report["hostile"] = compare(work, "hostile", [], jobs=options.jobs, stock_timeout=options.stock_timeout)
                 show("the hostile batch", report["hostile"])

@@ -662,7 +662,7 @@ def build_parser(prog: str = "python -m grader") -> argparse.ArgumentParser:
         "--jobs",
         type=positive_int,
         default=None,
-        help="Submissions graded at once, each by its own worker process (default: the number of cores).",
+        help="Submissions graded at once: by this process and N-1 worker processes (default: one for every 16 submissions, up to the number of cores; starting a worker costs about as much as grading a dozen submissions).",
     )
     p.add_argument(
         "--scheduler",

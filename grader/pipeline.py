@@ -710,7 +710,7 @@ class Course:
         ``call_timeout``: seconds one call into a learner's code may take (default
         ``grader.engine.grading.CALL_TIMEOUT_SECONDS``); the batch workers and nbgrader's recording both use it.
 
-        ``jobs`` worker processes (default: the number of cores), or the Dask cluster at ``scheduler``;
+        ``jobs`` workers, this process one of them (default: one for every 16 submissions, up to the number of cores), or the Dask cluster at ``scheduler``;
         ``progress``: where to write progress lines (None: nowhere). A rerun after a kill grades only
         what was not finished; the outcomes come back in the order of ``pairs``. Nothing one submission
         holds stops the others: what cannot be graded is an outcome that says why (and is listed as not

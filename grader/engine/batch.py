@@ -233,11 +233,24 @@ class Progress:
         self.stream.flush()
 
 
-def default_jobs() -> int:
+# A worker process costs about as much CPU to start (an interpreter, the grader's imports, its own fork server) as
+# grading a dozen ordinary submissions, and on a busy machine that CPU comes out of the grading itself: by default,
+# one more worker for each this many submissions, up to the number of cores (docs/performance.md).
+SUBMISSIONS_PER_WORKER = 16
+
+
+def cores() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
+
+
+def default_jobs(submissions: int | None = None) -> int:
+    """The default number of workers: the cores, or fewer for a small batch (``SUBMISSIONS_PER_WORKER``)."""
+    if submissions is None:
+        return cores()
+    return max(1, min(cores(), 1 + submissions // SUBMISSIONS_PER_WORKER))
 
 
 def grade_all(
@@ -251,7 +264,7 @@ def grade_all(
 ) -> dict[tuple[str, str], list[CheckResult] | NotGraded]:
     """Grade every task whose results are not stored yet; return the results of all, keyed (student, lab).
 
-    ``jobs`` worker processes on this machine (default: the number of cores), or the Dask cluster
+    ``jobs`` workers on this machine (default: ``default_jobs`` for the batch's size), or the Dask cluster
     whose scheduler is at ``scheduler``. Each result is stored as soon as it arrives. A task whose
     grading fails in the grader comes back as ``NotGraded`` (not stored: the next run tries it again),
     and the others are graded all the same. ``grade(lab, code, timeout)`` grades one task (a module-level
@@ -287,13 +300,14 @@ def grade_all(
 
     if not todo:
         return results
+    jobs = jobs or default_jobs(len(todo))
     if scheduler:
         _on_dask(todo, scheduler, settle, grade)
-    elif min(jobs or default_jobs(), len(todo)) == 1:  # one worker, or one submission: no process to start for it
+    elif min(jobs, len(todo)) == 1:  # one worker, or one submission: no process to start for it
         for task in todo:
             settle(task, lambda task=task: grade(task.lab, task.code, task.timeout, **task.options))
     else:
-        _on_pool(todo, jobs or default_jobs(), settle, grade, local=grade is grade_task)
+        _on_pool(todo, jobs, settle, grade, local=grade is grade_task)
     return results
 
 

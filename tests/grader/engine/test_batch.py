@@ -221,3 +221,21 @@ def test_a_worker_that_has_started_takes_submissions_beside_the_grading_process(
 
     assert graded_by["ana"] == str(os.getpid())
     assert graded_by["ben"] != str(os.getpid())
+
+
+def test_by_default_a_small_batch_starts_no_worker_and_a_large_one_uses_every_core(monkeypatch) -> None:
+    from grader.engine import batch
+
+    monkeypatch.setattr(batch, "cores", lambda: 4)
+    assert [batch.default_jobs(n) for n in (1, 12, 15, 16, 31, 32, 48, 2000)] == [1, 1, 1, 2, 2, 3, 4, 4]
+    assert batch.default_jobs() == 4
+
+
+def test_the_grader_does_not_pay_for_rfc3987_syntax_grammar_on_import() -> None:
+    # jsonschema compiles that package's grammar on import (1-2 CPU-s per process) only to check "iri" formats.
+    import subprocess
+    import sys
+
+    probe = "import sys, grader.pipeline, jsonschema; print(sys.modules.get('rfc3987_syntax') is None)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "True"
