@@ -139,9 +139,10 @@ def formgrader(demo):
     log: list[str] = []
 
     def read() -> None:
-        for line in server.stderr:
-            log.append(line)
-            lines.put(line)
+        with server.stderr as stderr:  # closed once the server ends
+            for line in stderr:
+                log.append(line)
+                lines.put(line)
 
     threading.Thread(target=read, daemon=True).start()
     url = f"http://127.0.0.1:{port}"
