@@ -166,12 +166,18 @@ def build_batch(folder: Path, copies: int = 1) -> list[tuple[str, str]]:
 
 
 def cohort_pairs(folder: Path, size: int) -> list[tuple[str, str]]:
-    """``size`` submissions: the ordinary samples repeated in turn, each copy a distinct student."""
+    """``size`` submissions: the ordinary samples repeated in turn, each copy a distinct student.
+
+    Named by their place in the cohort first (``c0001_<sample>``), so that the course, which takes submissions in
+    the order of their folders' names, grades them in turn too: the first 200 and the last 200 then hold alike
+    mixes of samples. Named by sample first, the copies of one sample would be graded together, and the first and
+    last 200 would compare different samples, not the same work early and late in the batch."""
     pool = ordinary(None)
     pairs = []
+    width = len(str(size))
     for i in range(size):
         student, lab = pool[i % len(pool)]
-        name = f"{student}__{i // len(pool)}"
+        name = f"c{i:0{width}d}_{student}"
         shutil.copytree(SAMPLE_SUBMISSIONS / student / lab, folder / name / lab)
         pairs.append((name, lab))
     return pairs

@@ -62,6 +62,9 @@ def test_a_cohort_repeats_the_samples_each_copy_a_distinct_student(bench, tmp_pa
 
     assert len(pairs) == len(set(pairs)) == size
     assert (tmp_path / pairs[-1][0] / pairs[-1][1] / f"{pairs[-1][1]}.ipynb").is_file()
+    # Sorted by folder name, as the course takes them, the samples still come in turn.
+    assert sorted(pairs) == pairs
+    assert [(student.split("_", 1)[1], lab) for student, lab in pairs[: len(bench.samples())]] == bench.ordinary(None)
 
 
 def test_the_projection_is_bounded_by_the_recording_one_submission_at_a_time(bench) -> None:
