@@ -557,26 +557,12 @@ def otter_available() -> bool:
 # --- the cohort ----------------------------------------------------------------------------------
 
 
-def worker_cpu_seconds() -> float:
-    """Run on a Dask worker: its CPU time, its children's that ended, and its own fork server's hosts'."""
-    import resource
-
-    from grader.engine import forkserver
-
-    warm = forkserver._shared if getattr(forkserver, "_shared", None) is not None else None
-    own = sum(
-        u.ru_utime + u.ru_stime
-        for u in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
-    )
-    return own + (warm.cpu_seconds() if warm is not None and warm.owner == os.getpid() else 0.0)
-
-
 def dask_workers_cpu(address: str) -> float:
-    """The CPU seconds every worker of the Dask cluster at ``address`` has spent so far (``worker_cpu_seconds``)."""
+    """The CPU seconds every worker of the Dask cluster at ``address`` has spent so far (``cpu_seconds``, run on each)."""
     from dask.distributed import Client
 
     with Client(address, timeout=30) as client:
-        return sum(client.run(worker_cpu_seconds).values())
+        return sum(client.run(cpu_seconds).values())
 
 
 def run_cohort(work: Path, size: int, jobs: int | None, scheduler: str | None) -> dict:
