@@ -1,8 +1,9 @@
 """The course on every Python it supports: the unit tests (tests/units.py) pass on each one this machine has.
 
-The suite runs on one interpreter, the venv's. For each other supported version, found as ``python3.X`` on PATH
-or, where PATH has only pyenv's shim for a version pyenv does not activate, as the newest of pyenv's installed
-``3.X.*``, a venv is made in ``.venv/py3X`` with the course installed editable with its test extra, and the unit
+The suite runs on one interpreter, the venv's: in CI the newest supported one found (``.ci/run`` makes the venv from
+it, and sets MCP_COURSE_EXPECT_NEWEST=1 so that a run on another fails here). For each other supported version,
+found as tests/interpreters.py says (``python3.X`` on PATH, else the newest of pyenv's installed ``3.X.*``), a venv is
+made in ``.venv/py3X`` with the course installed editable with its test extra, and the unit
 tests run in it. The venv is kept while what the install depends on (``pyproject.toml``'s build system, project
 and setuptools tables, ``setup.py``) and the interpreter are the ones it was made from, so a later run only runs
 the tests. A version this machine does not have is skipped, saying so.
@@ -29,48 +30,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from interpreters import SUPPORTED, Interpreter, clean_environment, find_interpreter, name, newest
 from units import MIN_UNIT_TESTS, NOT_UNIT_TESTS, UNIT_TESTS, pytest_arguments
 
 REPO = Path(__file__).resolve().parents[1]
-SUPPORTED = ((3, 11), (3, 12), (3, 13))
 VENVS = REPO / ".venv"
 
 # What the unit selection must never hold: the heavy parts, run once, on the suite's own interpreter.
 NOT_UNITS = ("tests/grader/engine/", "tests/browser/", "tests/e2e/", "tests/conformance/", "tests/notebooks/")
-
-
-def _name(version: tuple[int, int]) -> str:
-    return f"python{version[0]}.{version[1]}"
-
-
-def _clean_environment() -> dict[str, str]:
-    """This process's environment without the venv it runs in, so a child uses only the interpreter it is given."""
-    return {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH")}
-
-
-def find_interpreter(version: tuple[int, int]) -> tuple[Path, str] | None:
-    """The interpreter for ``version`` and its full ``sys.version``, or None when this machine has none that runs."""
-    name = _name(version)
-    candidates: list[str | Path | None] = [shutil.which(name)]
-    versions = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
-    release = re.compile(rf"{version[0]}\.{version[1]}\.(\d+)")
-    installed = [path for path in versions.glob(f"*/bin/{name}") if release.fullmatch(path.parents[1].name)]
-    candidates += sorted(installed, key=lambda path: -int(release.fullmatch(path.parents[1].name)[1]))
-    for candidate in filter(None, candidates):
-        try:
-            answer = subprocess.run(
-                [candidate, "-c", "import sys; print(*sys.version_info[:2]); print(sys.version)"],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                env=_clean_environment(),
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        lines = answer.stdout.splitlines()
-        if answer.returncode == 0 and lines[:1] == [f"{version[0]} {version[1]}"]:
-            return Path(candidate), lines[1]
-    return None
 
 
 def _test_extra() -> str:
@@ -87,8 +54,9 @@ def _locked(path: Path) -> Iterator[None]:
         yield
 
 
-def course_venv(python: Path, full_version: str, version: tuple[int, int]) -> Path:
-    """The python of ``.venv/py3X``, a venv of ``python`` with the course and its test extra, made if not up to date."""
+def course_venv(interpreter: Interpreter) -> Path:
+    """The python of ``.venv/py3X``, a venv of ``interpreter`` with the course and its test extra, made if not up to date."""
+    python, full_version, version = interpreter.path, interpreter.full_version, interpreter.version
     folder = VENVS / f"py{version[0]}{version[1]}"
     extra = _test_extra()
     # What the install depends on: the build system, the project's metadata, setuptools' tables, setup.py.
@@ -108,7 +76,7 @@ def course_venv(python: Path, full_version: str, version: tuple[int, int]) -> Pa
             [str(venv_python), "-m", "pip", "install", "--quiet", "-e", f".{extra}"],
         ):
             done = subprocess.run(
-                command, cwd=REPO, capture_output=True, text=True, timeout=1800, env=_clean_environment()
+                command, cwd=REPO, capture_output=True, text=True, timeout=1800, env=clean_environment()
             )
             assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
         stamp.write_text(made_from.hexdigest())
@@ -132,7 +100,7 @@ def test_the_unit_selection_collects_the_unit_tests_and_nothing_heavy() -> None:
     assert heavy == []
 
 
-def test_requires_python_and_the_classifiers_name_the_versions_tested() -> None:
+def test_requires_python_and_the_classifiersname_the_versions_tested() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     lowest = min(SUPPORTED)
     assert project["requires-python"] == f">={lowest[0]}.{lowest[1]}"
@@ -142,14 +110,14 @@ def test_requires_python_and_the_classifiers_name_the_versions_tested() -> None:
     assert "Programming Language :: Python :: 3 :: Only" in classifiers
 
 
-@pytest.mark.parametrize("version", SUPPORTED, ids=_name)
+@pytest.mark.parametrize("version", SUPPORTED, ids=name)
 def test_the_unit_tests_pass_on(version: tuple[int, int], tmp_path: Path) -> None:
     if sys.version_info[:2] == version:
-        pytest.skip(f"{_name(version)} runs this suite itself")
+        pytest.skip(f"{name(version)} runs this suite itself")
     found = find_interpreter(version)
     if found is None:
-        pytest.skip(f"this machine has no {_name(version)} that runs (on PATH, or installed by pyenv)")
-    venv_python = course_venv(*found, version)
+        pytest.skip(f"this machine has no {name(version)} that runs (on PATH, or installed by pyenv)")
+    venv_python = course_venv(found)
     junit = tmp_path / "units.xml"
     report_and_run = (
         "import sys; print('interpreter', *sys.version_info[:2], flush=True); import pytest; sys.exit(pytest.main())"
@@ -160,11 +128,107 @@ def test_the_unit_tests_pass_on(version: tuple[int, int], tmp_path: Path) -> Non
         capture_output=True,
         text=True,
         timeout=1200,
-        env=_clean_environment(),
+        env=clean_environment(),
     )
-    assert ran.returncode == 0, f"the unit tests failed on {_name(version)}:\n{ran.stdout[-6000:]}{ran.stderr[-3000:]}"
+    assert ran.returncode == 0, f"the unit tests failed on {name(version)}:\n{ran.stdout[-6000:]}{ran.stderr[-3000:]}"
     assert ran.stdout.splitlines()[0] == f"interpreter {version[0]} {version[1]}"
     suite = ET.parse(junit).getroot().find("testsuite")
     counts = {key: int(suite.get(key)) for key in ("tests", "failures", "errors", "skipped")}
     assert counts["failures"] == counts["errors"] == 0
     assert counts["tests"] - counts["skipped"] >= MIN_UNIT_TESTS
+
+
+def _stand_in(path: Path, version: tuple[int, int] | None) -> None:
+    """An executable at ``path`` that answers as Python ``version`` would, or, for None, fails as pyenv's shim does."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if version is None:
+        body = f'echo "pyenv: {path.name}: command not found" >&2\nexit 127\n'
+    else:
+        body = f'echo "{version[0]} {version[1]}"\necho "{version[0]}.{version[1]}.0 stand-in at {path}"\n'
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+
+
+def _newest_into(folder: Path, path: list[Path], pyenv: Path) -> subprocess.CompletedProcess[str]:
+    """``tests/interpreters.py --newest-into folder``, as .ci/run runs it, with only ``path`` on PATH."""
+    environment = {**clean_environment(), "PATH": os.pathsep.join(map(str, path)), "PYENV_ROOT": str(pyenv)}
+    return subprocess.run(
+        [sys.executable, str(REPO / "tests" / "interpreters.py"), "--newest-into", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment,
+    )
+
+
+def test_ci_chooses_the_newest_supported_python_that_runs(tmp_path: Path) -> None:
+    bin_, pyenv = tmp_path / "bin", tmp_path / "pyenv"
+    (pyenv / "versions").mkdir(parents=True)
+    newest_version, middle, oldest = SUPPORTED[-1], SUPPORTED[-2], SUPPORTED[0]
+    _stand_in(bin_ / name(newest_version), None)  # on PATH, but does not run
+    _stand_in(bin_ / name(middle), middle)
+    _stand_in(bin_ / name(oldest), oldest)
+
+    done = _newest_into(tmp_path / "a", [bin_], pyenv)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{name(middle)}: {bin_ / name(middle)}" in done.stdout
+    for launcher in ("python3", "python"):
+        ran = subprocess.run([tmp_path / "a" / launcher, "-V"], capture_output=True, text=True, timeout=60)
+        assert ran.stdout.splitlines()[0] == f"{middle[0]} {middle[1]}"
+
+    # pyenv's installs of the newest version: the newest release that runs, by number (3.X.10 after 3.X.9).
+    release = f"{newest_version[0]}.{newest_version[1]}"
+    for patch, version in ((9, newest_version), (10, newest_version), (11, None)):
+        _stand_in(pyenv / "versions" / f"{release}.{patch}" / "bin" / name(newest_version), version)
+    _stand_in(pyenv / "versions" / f"{release}.12" / "bin" / name(newest_version), middle)  # says it is another
+    done = _newest_into(tmp_path / "b", [bin_], pyenv)
+    assert done.returncode == 0, done.stdout + done.stderr
+    chosen = pyenv / "versions" / f"{release}.10" / "bin" / name(newest_version)
+    assert f"{name(newest_version)}: {chosen}" in done.stdout
+    assert str(chosen) in (tmp_path / "b" / "python3").read_text()
+
+    # None runs: it says so, writes nothing and fails, so that .ci/run keeps the machine's python3.
+    done = _newest_into(tmp_path / "c", [tmp_path / "empty"], tmp_path / "no-pyenv")
+    assert done.returncode == 1
+    assert "No supported Python" in done.stdout
+    assert not (tmp_path / "c").exists()
+
+
+def test_a_venv_made_by_the_launcher_is_of_the_python_found_and_outlives_it(tmp_path: Path) -> None:
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    this = sys.version_info[:2]
+    (bin_ / name(this)).symlink_to(os.path.realpath(sys.executable))  # this suite's Python, outside its venv
+    for version in SUPPORTED:
+        if version > this:
+            _stand_in(bin_ / name(version), None)
+    done = _newest_into(tmp_path / "launchers", [bin_], tmp_path / "no-pyenv")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    # The README's first step, with the launcher as python3; then the launcher goes, as .ci/run removes it.
+    made = subprocess.run(
+        [tmp_path / "launchers" / "python3", "-m", "venv", "--without-pip", tmp_path / "venv"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=clean_environment(),
+    )
+    assert made.returncode == 0, made.stdout + made.stderr
+    shutil.rmtree(tmp_path / "launchers")
+    ran = subprocess.run(
+        [tmp_path / "venv" / "bin" / "python", "-c", "import sys; print(*sys.version_info[:2], sys.prefix)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=clean_environment(),
+    )
+    assert ran.stdout.split() == [str(this[0]), str(this[1]), str(tmp_path / "venv")], ran.stderr
+
+
+def test_the_suite_runs_on_the_newest_supported_python_found() -> None:
+    found = newest()
+    here = f"this suite runs on {sys.executable}, Python {sys.version}"
+    if os.environ.get("MCP_COURSE_EXPECT_NEWEST") != "1":
+        pytest.skip(f"{here}; the newest found is {found and found.path} (CI sets MCP_COURSE_EXPECT_NEWEST=1)")
+    assert found is not None, f"{here}, and no supported Python is found"
+    assert sys.version_info[:2] == found.version, f"{here}, not on the newest found: {found.path}, {found.full_version}"
