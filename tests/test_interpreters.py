@@ -138,13 +138,16 @@ def test_the_unit_tests_pass_on(version: tuple[int, int], tmp_path: Path) -> Non
     assert counts["tests"] - counts["skipped"] >= MIN_UNIT_TESTS
 
 
-def _stand_in(path: Path, version: tuple[int, int] | None) -> None:
-    """An executable at ``path`` that answers as Python ``version`` would, or, for None, fails as pyenv's shim does."""
+def _stand_in(path: Path, version: tuple[int, int] | None, status: int = 0) -> None:
+    """An executable at ``path`` that answers as Python ``version`` would and exits with ``status``, or, for None,
+    fails as pyenv's shim does for a version it does not activate."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if version is None:
         body = f'echo "pyenv: {path.name}: command not found" >&2\nexit 127\n'
     else:
-        body = f'echo "{version[0]} {version[1]}"\necho "{version[0]}.{version[1]}.0 stand-in at {path}"\n'
+        body = (
+            f'echo "{version[0]} {version[1]}"\necho "{version[0]}.{version[1]}.0 stand-in at {path}"\nexit {status}\n'
+        )
     path.write_text("#!/bin/sh\n" + body)
     path.chmod(0o755)
 
@@ -181,6 +184,7 @@ def test_ci_chooses_the_newest_supported_python_that_runs(tmp_path: Path) -> Non
     for patch, version in ((9, newest_version), (10, newest_version), (11, None)):
         _stand_in(pyenv / "versions" / f"{release}.{patch}" / "bin" / name(newest_version), version)
     _stand_in(pyenv / "versions" / f"{release}.12" / "bin" / name(newest_version), middle)  # says it is another
+    _stand_in(pyenv / "versions" / f"{release}.13" / "bin" / name(newest_version), newest_version, status=1)  # fails
     done = _newest_into(tmp_path / "b", [bin_], pyenv)
     assert done.returncode == 0, done.stdout + done.stderr
     chosen = pyenv / "versions" / f"{release}.10" / "bin" / name(newest_version)
