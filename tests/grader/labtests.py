@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from solution_edits import find, replace_once
+
 from grader.engine.grading import sandboxed
 from grader.labs import lab_checks
 from grader.notebook import answer_code, is_answer_cell, read_notebook
@@ -38,10 +40,9 @@ def failed(results: dict[str, CheckResult]) -> set[str]:
 
 
 def mutate(code: str, *edits: tuple[str, str]) -> str:
-    """Apply exact text replacements, each of which must match exactly once."""
+    """Apply replacements, each of whose text must occur exactly once (found by its code, whatever its layout)."""
     for old, new in edits:
-        assert code.count(old) == 1, f"the text to replace must occur exactly once: {old!r}"
-        code = code.replace(old, new)
+        code = replace_once(code, old, new)
     return code
 
 
@@ -50,12 +51,17 @@ def cells(code: str) -> list[str]:
 
 
 def line_of(code: str, fragment: str) -> tuple[int, int]:
-    """(answer cell number, 1-based line within that cell) of the one line holding ``fragment``."""
+    """(answer cell number, 1-based line within that cell) of the one line holding ``fragment``, or where the one
+    piece of code whose tokens are those of ``fragment`` starts (a statement the formatter wrapped)."""
     hits = [
         (cell, n)
         for cell, text in enumerate(cells(code), start=1)
         for n, line in enumerate(text.splitlines(), start=1)
         if fragment in line
+    ] or [
+        (cell, text.count("\n", 0, start) + 1)
+        for cell, text in enumerate(cells(code), start=1)
+        for start, _ in find(text, fragment)
     ]
     assert len(hits) == 1, hits
     return hits[0]

@@ -572,7 +572,7 @@ HIDDEN_ONLY = {
 }
 
 EDITS = {mistake: edits for mistake, edits, _ in MISTAKES}
-REMOTE_SERVER_LINE = """server = {"scope": scope, "type": kind, "url": expanded["url"]"""
+REMOTE_SERVER_LINE = """"url": expanded["url"],"""
 SDK_LINE = line_of(mutate(SOLUTION, *EDITS["sdk_entry_not_skipped"]), REMOTE_SERVER_LINE)
 
 # Failure messages, exactly. Every property check a mistake fails is here with the smallest
@@ -646,7 +646,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         + "user={}, local={}, project={'api': {'url': 'https://u.example/mcp'}}, env={}: expected {}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://u.example/mcp', 'headers': {}}}.",
     },
     "sdk_entry_not_skipped": {
-        "resolve_unseen_configurations": "resolve_servers raised KeyError: 'url' (line 35 of answer cell 2) (smallest failing configuration: user={}, local={}, project={'api': {'type': 'sdk'}}, env={}).",
+        "resolve_unseen_configurations": f"resolve_servers raised KeyError: 'url' (line {SDK_LINE[1]} of answer cell {SDK_LINE[0]}) (smallest failing configuration: user={{}}, local={{}}, project={{'api': {{'type': 'sdk'}}}}, env={{}}).",
     },
     "skipped_entry_still_claims_its_name": {
         "resolve_unseen_configurations": R

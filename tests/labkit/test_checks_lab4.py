@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from solution_edits import replace_once
 
 from grader.notebook import answer_code, read_notebook
 from labkit import Lab
@@ -121,7 +122,8 @@ def test_in_the_notebook_each_visible_check_passes_the_fixed_server() -> None:
 
 
 def test_in_the_notebook_a_failed_visible_check_names_its_case_and_the_answer_expected() -> None:
-    code = SOLUTION.replace(
+    code = replace_once(
+        SOLUTION,
         'return failure("transient", f"Search is unavailable: {exc}.", True,',
         'return failure("transient", f"Search is unavailable: {exc}.", False,',
     )

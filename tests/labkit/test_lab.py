@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from solution_edits import replace_once
 
 from grader.labs import LAB_MODULES, UnknownLab, lab_checks
 from grader.notebook import answer_code, read_notebook
@@ -20,8 +21,7 @@ RETRYABLE, NOT_RETRYABLE_TEXT = (
     """error_result("transient", message, code, True,""",
     """error_result("transient", message, code, False,""",
 )
-assert SOLUTION.count(RETRYABLE) == 1
-NOT_RETRYABLE = SOLUTION.replace(RETRYABLE, NOT_RETRYABLE_TEXT)
+NOT_RETRYABLE = replace_once(SOLUTION, RETRYABLE, NOT_RETRYABLE_TEXT)
 
 
 def kernel(code: str) -> dict:
@@ -168,7 +168,8 @@ def test_try_it_names_an_answer_cells_name_not_defined_yet(capsys) -> None:
 
 def test_try_it_says_the_lab_servers_sentence_about_a_handler_not_written_yet(capsys) -> None:
     blank = kernel(
-        SOLUTION.replace(
+        replace_once(
+            SOLUTION,
             "def search_orders(desk, customer_email, status=None):\n",
             "def search_orders(desk, customer_email, status=None):\n    raise NotImplementedError()\n",
         )

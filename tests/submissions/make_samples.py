@@ -19,11 +19,14 @@ import nbformat
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
 
 from grader.notebook import MARKER, is_answer_cell
 from grader.pipeline import Course
+from solution_edits import occurrences, replace_once
 
-# lab -> sample name -> [(text in the solution, replacement)]; each text must occur exactly once.
+# lab -> sample name -> [(text in the solution, replacement)]; each text must occur exactly once. The text is
+# found by its code, whatever its layout (tests/solution_edits.py): a line the formatter wraps is still found.
 # Every lab also gets a "solution" sample and a "blank" one (the release as handed out).
 MISTAKES: dict[str, dict[str, list[tuple[str, str]]]] = {}
 
@@ -471,10 +474,10 @@ def solution_sources(source: Path) -> dict[str, str]:
 
 def apply(lab: str, student: str, nb, edits: list[tuple[str, str]]) -> None:
     for old, new in edits:
-        hits = [cell for cell in nb.cells if is_answer_cell(cell) and old in cell.source]
-        if len(hits) != 1 or hits[0].source.count(old) != 1:
+        hits = [cell for cell in nb.cells if is_answer_cell(cell) and occurrences(cell.source, old)]
+        if len(hits) != 1 or occurrences(hits[0].source, old) != 1:
             raise SystemExit(f"{lab}/{student}: the text to replace must occur exactly once: {old!r}")
-        hits[0].source = hits[0].source.replace(old, new)
+        hits[0].source = replace_once(hits[0].source, old, new)
 
 
 def released_with_solutions(labs: list[str]) -> dict[str, dict[str, nbformat.NotebookNode]]:
