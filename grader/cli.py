@@ -662,7 +662,7 @@ def build_parser(prog: str = "python -m grader") -> argparse.ArgumentParser:
         "--jobs",
         type=positive_int,
         default=None,
-        help="Submissions graded at once: by this process and N-1 worker processes (default: one for every 16 submissions, up to the number of cores; starting a worker costs about as much as grading a dozen submissions).",
+        help="Submissions graded at once: two by this process, in threads, and one by each further worker process (default: 2, and one more worker process for every 16 submissions, up to the number of cores; starting a worker process costs about as much as grading a dozen submissions).",
     )
     p.add_argument(
         "--scheduler",

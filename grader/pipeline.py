@@ -702,7 +702,8 @@ class Course:
         call_timeout: float | None = None,
         require_sandbox: bool = False,
     ) -> list[Outcome]:
-        """Grade the pairs: the checks in parallel (``grader.engine.batch``), then nbgrader records each one.
+        """Grade the pairs: the checks in parallel (``grader.engine.batch``), and nbgrader records each one as its checks
+        come in.
 
         ``require_sandbox``: refuse to start (a PipelineError naming what is missing) unless learner code gets
         every protection of the sandbox here; without it, a missing protection is named on ``progress`` first.
@@ -710,7 +711,9 @@ class Course:
         ``call_timeout``: seconds one call into a learner's code may take (default
         ``grader.engine.grading.CALL_TIMEOUT_SECONDS``); the batch workers and nbgrader's recording both use it.
 
-        ``jobs`` workers, this process one of them (default: one for every 16 submissions, up to the number of cores), or the Dask cluster at ``scheduler``;
+        ``jobs`` submissions at once, two of them in this process's threads and one in each further worker process
+        (default: ``grader.engine.batch.default_jobs``), or the Dask cluster at ``scheduler``; each submission is
+        recorded by nbgrader, in this thread, as soon as its checks are in;
         ``progress``: where to write progress lines (None: nowhere). A rerun after a kill grades only
         what was not finished; the outcomes come back in the order of ``pairs``. Nothing one submission
         holds stops the others: what cannot be graded is an outcome that says why (and is listed as not
@@ -797,45 +800,59 @@ class Course:
 
         store = ResultStore.of_course(self.root)
         checked = [task for task in tasks if not is_quiz(task.lab)]  # a quiz runs nothing: its recording grades it
-        graded = grade_all(
-            checked,
-            store,
-            jobs=jobs,
-            scheduler=scheduler,
-            progress=Progress(len(checked), "checks", stream=progress) if progress and checked else None,
-        )
-
-        recording = Progress(len(tasks), "record", stream=progress) if progress and tasks else None
         already = self._recorded_submissions()
         recorder = None  # nbgrader's Autograde, made once for the batch, with the gradebook open (BatchAutograde)
-        try:
-            for n, task in enumerate(tasks, start=1):
-                student, lab = task.student, task.lab
-                checks = graded.get((student, lab))
-                done = (
-                    (student, lab) in already
-                    and store.is_marked_recorded(lab, student, recorded_as[student, lab])
-                    and (self.root / "autograded" / student / lab / f"{lab}.ipynb").exists()
+        recorded: set[tuple[str, str]] = set()
+        recording: Progress | None = None
+
+        def record(task: Task, checks: list | NotGraded | None) -> None:
+            """nbgrader records one submission (unless it recorded these very files before), in this thread."""
+            nonlocal recorder
+            student, lab = task.student, task.lab
+            recorded.add((student, lab))
+            done = (
+                (student, lab) in already
+                and store.is_marked_recorded(lab, student, recorded_as[student, lab])
+                and (self.root / "autograded" / student / lab / f"{lab}.ipynb").exists()
+            )
+            if isinstance(checks, NotGraded):
+                outcomes[student, lab] = Outcome(student, lab, False, checks.reason)
+            elif done:
+                outcomes[student, lab] = Outcome(student, lab, True)
+            else:
+                store.forget_recorded(lab, student)
+                try:
+                    recorder = recorder or self.recorder(call_timeout, require_sandbox)
+                    result = recorder.record(lab, student)
+                except Exception as exc:  # noqa: BLE001 - nbgrader raising instead of reporting a failure
+                    result = {"success": False, "log": "", "exception": exc}
+                if result["success"]:  # committed: the gradebook holds it
+                    store.mark_recorded(lab, student, recorded_as[student, lab])
+                outcomes[student, lab] = Outcome(
+                    student, lab, result["success"], "" if result["success"] else _not_graded(lab, result)
                 )
-                if isinstance(checks, NotGraded):
-                    outcomes[student, lab] = Outcome(student, lab, False, checks.reason)
-                elif done:
-                    outcomes[student, lab] = Outcome(student, lab, True)
-                else:
-                    store.forget_recorded(lab, student)
-                    try:
-                        recorder = recorder or self.recorder(call_timeout, require_sandbox)
-                        result = recorder.record(lab, student)
-                    except Exception as exc:  # noqa: BLE001 - nbgrader raising instead of reporting a failure
-                        result = {"success": False, "log": "", "exception": exc}
-                    if result["success"]:  # committed: the gradebook holds it
-                        store.mark_recorded(lab, student, recorded_as[student, lab])
-                    outcomes[student, lab] = Outcome(
-                        student, lab, result["success"], "" if result["success"] else _not_graded(lab, result)
-                    )
-                if recording:
-                    recording.advance()
-                maybe_kill("record", n)
+            if recording:
+                recording.advance()
+            maybe_kill("record", len(recorded))
+
+        try:
+            # Each submission is recorded as soon as its checks are in, while the others are checked: this thread
+            # would otherwise only wait for the workers.
+            graded = grade_all(
+                checked,
+                store,
+                jobs=jobs,
+                scheduler=scheduler,
+                progress=Progress(len(checked), "checks", stream=progress) if progress and checked else None,
+                on_result=record,
+            )
+            if progress and tasks:
+                recording = Progress(len(tasks), "record", stream=progress)
+                if recorded:  # those recorded during the checks
+                    recording.advance(len(recorded))
+            for task in tasks:
+                if (task.student, task.lab) not in recorded:
+                    record(task, graded.get((task.student, task.lab)))
         finally:
             if recorder is not None:
                 recorder.close()

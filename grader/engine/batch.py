@@ -235,8 +235,12 @@ class Progress:
 
 # A worker process costs about as much CPU to start (an interpreter, the grader's imports, its own fork server) as
 # grading a dozen ordinary submissions, and on a busy machine that CPU comes out of the grading itself: by default,
-# one more worker for each this many submissions, up to the number of cores (docs/performance.md).
+# one more worker process for each this many submissions, up to the number of cores (docs/performance.md).
 SUBMISSIONS_PER_WORKER = 16
+# Submissions the grading process grades at once, each in a thread of its own. A grading spends most of its time
+# waiting on the learner's host (another process) and the servers it starts, so two gradings share one interpreter
+# well, at no start-up cost; a worker process grades one at a time.
+THREADS = 2
 
 
 def cores() -> int:
@@ -247,10 +251,11 @@ def cores() -> int:
 
 
 def default_jobs(submissions: int | None = None) -> int:
-    """The default number of workers: the cores, or fewer for a small batch (``SUBMISSIONS_PER_WORKER``)."""
-    if submissions is None:
-        return cores()
-    return max(1, min(cores(), 1 + submissions // SUBMISSIONS_PER_WORKER))
+    """The default number of submissions graded at once: ``THREADS`` in the grading process, and one in each worker
+    process, of which there is one more for every ``SUBMISSIONS_PER_WORKER`` submissions, up to one per core
+    besides the grading process."""
+    processes = cores() if submissions is None else max(1, min(cores(), 1 + submissions // SUBMISSIONS_PER_WORKER))
+    return THREADS + processes - 1
 
 
 def grade_all(
@@ -261,14 +266,17 @@ def grade_all(
     scheduler: str | None = None,
     progress: Progress | None = None,
     grade: Callable[..., list[dict[str, Any]]] = grade_task,
+    on_result: Callable[[Task, list[CheckResult] | NotGraded], None] | None = None,
 ) -> dict[tuple[str, str], list[CheckResult] | NotGraded]:
     """Grade every task whose results are not stored yet; return the results of all, keyed (student, lab).
 
-    ``jobs`` workers on this machine (default: ``default_jobs`` for the batch's size), or the Dask cluster
+    ``jobs`` submissions at once on this machine (default: ``default_jobs`` for the batch's size), or the Dask cluster
     whose scheduler is at ``scheduler``. Each result is stored as soon as it arrives. A task whose
     grading fails in the grader comes back as ``NotGraded`` (not stored: the next run tries it again),
     and the others are graded all the same. ``grade(lab, code, timeout)`` grades one task (a module-level
-    function, so worker processes can import it).
+    function, so worker processes can import it). ``on_result(task, results)``, when given, is called in this thread
+    with each task graded here, once its results are stored, while the other tasks are still being graded (the
+    stored ones are only returned).
     """
     tasks = list(tasks)
     results: dict[tuple[str, str], list[CheckResult] | NotGraded] = {}
@@ -297,6 +305,8 @@ def grade_all(
         if progress:
             progress.advance()
         maybe_kill("checks", len(results))
+        if on_result is not None:
+            on_result(task, results[task.student, task.lab])
 
     if not todo:
         return results
@@ -343,12 +353,18 @@ def _stop_now(worker: Any) -> None:
 
 
 def _on_pool(
-    todo: list[Task], jobs: int, settle: Callable, grade: Callable, local: bool = False, warm: Callable = _warm
+    todo: list[Task],
+    jobs: int,
+    settle: Callable,
+    grade: Callable,
+    local: bool = False,
+    warm: Callable = _warm,
+    threads: int = THREADS,
 ) -> None:
     """Grade on ``jobs`` workers, each with one task at a time.
 
-    With ``local`` (the engine's own ``grade_task``, which runs no learner code in this process), this process is
-    one of them, in a thread, and starts grading at once; the others are worker processes, each a pool of its own,
+    With ``local`` (the engine's own ``grade_task``, which runs no learner code in this process), ``threads`` of
+    them are threads of this process, which start grading at once; the others are worker processes, each a pool of its own,
     given a submission only once it has started and warmed up (``_warm``), so a small batch never waits on a
     worker's start: one still starting when the batch is done is stopped. When a worker process dies, the task it
     held is the one that was lost (not graded), and a fresh worker takes over the rest.
@@ -361,8 +377,9 @@ def _on_pool(
     if local:
         from concurrent.futures import ThreadPoolExecutor
 
-        workers.append(ThreadPoolExecutor(1, thread_name_prefix="grading"))
-        ready.append(True)
+        for _ in range(min(threads, count)):
+            workers.append(ThreadPoolExecutor(1, thread_name_prefix="grading"))
+            ready.append(True)
     while len(workers) < count:
         worker = _worker()
         warming[worker.submit(warm)] = len(workers)
@@ -403,8 +420,8 @@ def _on_pool(
                 if isinstance(future.exception(), BrokenProcessPool):
                     workers[slot].shutdown(wait=False, cancel_futures=True)
                     workers[slot] = _worker()
+                give(slot)  # the worker's next submission first: settling may take a while (it may be recorded)
                 settle(task, future.result)
-                give(slot)
     finally:
         starting = set(warming.values())
         for slot, worker in enumerate(workers):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import random
 import tempfile
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
@@ -61,9 +62,14 @@ def quiet_hypothesis():
             set_hypothesis_home_dir(before)
 
 
+# One search at a time in a process: the grading process grades several submissions at once in threads, and
+# hypothesis's home folder (``quiet_hypothesis``) is the whole process's.
+_SEARCHING = threading.Lock()
+
+
 def search(strategy, condition: Callable[[Any], bool]):
     """The smallest case of ``strategy`` on which ``condition`` holds, or None (derandomized, nothing kept on disk)."""
-    with quiet_hypothesis():
+    with _SEARCHING, quiet_hypothesis():
         try:
             return find(strategy, condition, settings=SEARCH)
         except NoSuchExample:

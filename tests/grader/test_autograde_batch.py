@@ -115,6 +115,23 @@ def test_two_jobs_give_the_same_gradebook_and_verdicts_as_one(released, submissi
     assert "left" in run.stderr  # the estimate of time left
 
 
+def test_a_submission_is_recorded_as_soon_as_its_checks_are_in(released, submissions, tmp_path) -> None:
+    course = tmp_path / "course"
+    shutil.copytree(released, course)
+
+    killed = autograde(course, submissions, "--jobs", "1", kill_after="record:1")
+
+    assert killed.returncode == -signal.SIGKILL
+    # Killed once the first submission was recorded: the others were not checked yet (recorded after all the
+    # checks, every submission's results would be stored), and the first is in the gradebook.
+    checked = [Path(name) for name in stamps(course / STORE) if name.startswith("results")]
+    assert len(checked) == 1, checked
+    student, lab = checked[0].stem, checked[0].parent.name  # results/<lab>/<student>.json
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", course_id=COURSE_ID) as gb:
+        assert gb.find_submission_notebook(lab, lab, student).score is not None
+
+
+# --jobs 3: two submissions at once in the grading process's threads, one in a worker process.
 @pytest.mark.parametrize("kill_after", ["checks:3", "record:5"])
 def test_a_run_killed_at_any_phase_resumes_to_the_same_gradebook_without_regrading(
     released, submissions, one_job, tmp_path, kill_after
@@ -122,12 +139,12 @@ def test_a_run_killed_at_any_phase_resumes_to_the_same_gradebook_without_regradi
     course = tmp_path / "course"
     shutil.copytree(released, course)
 
-    killed = autograde(course, submissions, "--jobs", "2", kill_after=kill_after)
+    killed = autograde(course, submissions, "--jobs", "3", kill_after=kill_after)
     assert killed.returncode == -signal.SIGKILL
     before = stamps(course / STORE)
     assert before  # some work was kept
 
-    rerun = autograde(course, submissions, "--jobs", "2")
+    rerun = autograde(course, submissions, "--jobs", "3")
 
     assert rerun.returncode == 0, rerun.stderr
     assert outcome(course) == one_job

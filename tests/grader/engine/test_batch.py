@@ -129,12 +129,12 @@ def test_one_job_grades_each_submission_as_expected(one_job) -> None:
         assert sum(r.score for r in results[student, LAB]) == expected[student]["score"]
 
 
-def test_two_worker_processes_give_the_same_results_as_one_job(one_job, tmp_path) -> None:
+def test_two_threads_and_a_worker_process_give_the_same_results_as_one_job(one_job, tmp_path) -> None:
     tasks, one = one_job
     store = ResultStore(tmp_path)
     out = io.StringIO()
 
-    two = grade_all(tasks, store, jobs=2, progress=Progress(len(tasks), "checks", stream=out))
+    two = grade_all(tasks, store, jobs=3, progress=Progress(len(tasks), "checks", stream=out))
 
     assert scores(two) == scores(one)
     assert sorted(p.stem for p in (tmp_path / LAB).glob("*.json")) == sorted(STUDENTS)
@@ -199,7 +199,7 @@ def test_a_worker_still_starting_gets_no_submission_and_is_stopped_when_the_batc
 
     tasks = [Task(s, LAB, "now") for s in ("ana", "ben", "cai")]
 
-    graded_by = pooled(tasks, 2, local=True, warm=batchfaults.never_warm)
+    graded_by = pooled(tasks, 2, local=True, warm=batchfaults.never_warm, threads=1)
 
     # The grading process graded all three while the worker started; the worker, never ready, was not waited for.
     assert graded_by == dict.fromkeys(("ana", "ben", "cai"), str(os.getpid()))
@@ -217,18 +217,42 @@ def test_a_worker_that_has_started_takes_submissions_beside_the_grading_process(
     # worker can, by grading the second.
     tasks = [Task("ana", LAB, f"wait:{fifo}"), Task("ben", LAB, f"open:{fifo}")]
 
-    graded_by = pooled(tasks, 2, local=True)
+    graded_by = pooled(tasks, 2, local=True, threads=1)
 
     assert graded_by["ana"] == str(os.getpid())
     assert graded_by["ben"] != str(os.getpid())
 
 
-def test_by_default_a_small_batch_starts_no_worker_and_a_large_one_uses_every_core(monkeypatch) -> None:
+def test_the_grading_process_grades_two_submissions_at_once_in_threads(tmp_path) -> None:
+    import os
+    import threading
+
+    fifo = tmp_path / "meet"
+    os.mkfifo(fifo)
+    # Graded one after the other, the first would wait for ever for the second: only two at once can meet.
+    tasks = [Task("ana", LAB, f"wait:{fifo}"), Task("ben", LAB, f"open:{fifo}")]
+    graded_by: dict = {}
+    batch = threading.Thread(target=lambda: graded_by.update(pooled(tasks, 2, local=True)), daemon=True)
+    batch.start()
+    batch.join(60)
+    if batch.is_alive():  # let the waiting grading end, then fail
+        with open(fifo, "wb"):
+            pass
+        batch.join(60)
+        pytest.fail("the grading process graded one submission at a time")
+
+    # Both in this process (threads), and no worker process was started for them.
+    assert graded_by == dict.fromkeys(("ana", "ben"), str(os.getpid()))
+
+
+def test_by_default_a_small_batch_starts_no_worker_process_and_a_large_one_uses_every_core(monkeypatch) -> None:
     from grader.engine import batch
 
     monkeypatch.setattr(batch, "cores", lambda: 4)
-    assert [batch.default_jobs(n) for n in (1, 12, 15, 16, 31, 32, 48, 2000)] == [1, 1, 1, 2, 2, 3, 4, 4]
-    assert batch.default_jobs() == 4
+    monkeypatch.setattr(batch, "THREADS", 2)
+    # Two at once in the grading process's threads, then one more worker process per 16, up to one per core beside it.
+    assert [batch.default_jobs(n) for n in (1, 12, 15, 16, 31, 32, 48, 2000)] == [2, 2, 2, 3, 3, 4, 5, 5]
+    assert batch.default_jobs() == 5
 
 
 def test_the_grader_does_not_pay_for_rfc3987_syntax_grammar_on_import() -> None:

@@ -8,7 +8,8 @@ indexes, hashes, compares or decodes as something else (a list for a dict, a dic
 for a list, a list for a string, bytes, a lone surrogate, a 10^6-digit int, a 5 MB string, nesting
 too deep for JSON), or a lab 2 configuration value of the wrong shape. Before run_check caught what a
 check raises, the first of them ended ``autograde`` with a traceback and nothing recorded. It is
-autograded on two worker processes beside good samples, whose scores must be those of
+autograded three at a time (two in the grading process's threads, one in a worker process) beside good samples,
+whose scores must be those of
 ``tests/submissions/expected.json``.
 
 Then the batch machinery alone, with ``batchfaults.grade`` standing in for the grading: a worker
@@ -224,7 +225,7 @@ def batch(tmp_path_factory):
     write(subs, "surrogate_in_code", L1, nb)
 
     pairs = course.collect(subs)
-    outcomes = {(o.student, o.lab): o for o in course.autograde(pairs, jobs=2)}
+    outcomes = {(o.student, o.lab): o for o in course.autograde(pairs, jobs=3)}
     pages, _ = course.feedback(pairs)
     return course, outcomes, {(p.parts[-3], p.parts[-2]): p for p in pages}
 
