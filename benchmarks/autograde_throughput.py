@@ -47,7 +47,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-# The imports below run after the checkout is put on sys.path, so that the benchmark runs from a checkout.
+# The imports below run after the checkout is put on sys.path, so that the benchmark runs from a checkout; the
+# grader's first, as `python -m grader` imports it (it keeps a grammar jsonschema would compile out of nbformat).
+import grader  # noqa: E402, I001, F401
 import nbformat  # noqa: E402
 
 from grader.notebook import is_answer_cell  # noqa: E402
@@ -367,7 +369,7 @@ def cpu_split(work: Path, pairs_of: list[tuple[str, str]]) -> dict[str, float]:
 
     from grader.course import configure
 
-    grading, batch = _engine_module("grading"), _engine_module("batch")
+    grading = _engine_module("grading")
     folder = work / "split-submissions"
     pairs = copy_samples(folder, pairs_of)
     course, course_pairs = fresh_course(work, "split", folder)
@@ -394,17 +396,19 @@ def cpu_split(work: Path, pairs_of: list[tuple[str, str]]) -> dict[str, float]:
         finally:
             spent["sanitising"] += time.process_time() - start
 
-    original_grade_all = batch.grade_all
+    from grader.course import BatchAutograde
 
-    def grade_all(*args, **kwargs):
+    original_record = BatchAutograde.record
+
+    def record(self, *args, **kwargs):
         start = time.process_time()
         try:
-            return original_grade_all(*args, **kwargs)
+            return original_record(self, *args, **kwargs)
         finally:
-            spent["checks phase"] += time.process_time() - start
+            spent["recording"] += time.process_time() - start
 
     forkserver = _engine_module("forkserver")
-    grading.run_check, Preprocessor.__call__, batch.grade_all = run_check, call, grade_all
+    grading.run_check, Preprocessor.__call__, BatchAutograde.record = run_check, call, record
     try:
         warm = forkserver.shared()  # this process's fork server, started before the clock: once per worker
         host_before = warm.cpu_seconds() if warm else 0.0
@@ -413,15 +417,16 @@ def cpu_split(work: Path, pairs_of: list[tuple[str, str]]) -> dict[str, float]:
         own = time.process_time() - before
         host = (warm.cpu_seconds() if warm else 0.0) - host_before
     finally:
-        grading.run_check, Preprocessor.__call__, batch.grade_all = original_check, original_call, original_grade_all
+        grading.run_check, Preprocessor.__call__, BatchAutograde.record = original_check, original_call, original_record
     n = len(pairs)
-    recording_phase = own - spent["checks phase"]
+    # One at a time (jobs=1): this process's CPU time is the checks, the recording (the sanitising steps run inside
+    # it), or the rest, one after the other, whether a submission is recorded during the checks or after them.
     split = {
         "checks": spent["checks"] / n,
         "learner host": host / n,
         "nbgrader sanitising": spent["sanitising"] / n,
-        "nbgrader recording": (recording_phase - spent["sanitising"]) / n,
-        "rest": (spent["checks phase"] - spent["checks"]) / n,
+        "nbgrader recording": (spent["recording"] - spent["sanitising"]) / n,
+        "rest": (own - spent["checks"] - spent["recording"]) / n,
     }
     split["engine in all"] = sum(split.values())
     split["of the learner host: its start"] = host_start_cpu(pairs, warm)
@@ -572,14 +577,25 @@ def run_cohort(work: Path, size: int, jobs: int | None, scheduler: str | None) -
         cohort_pairs(folder, size)
     name = f"cohort-{'dask' if scheduler else jobs}"
     course, pairs = fresh_course(work, name, folder)
+    from grader.course import BatchAutograde
+
     stamps: dict[str, list[float]] = defaultdict(list)
-    original = batch.Progress.advance
+    recordings: list[float] = []  # seconds of each submission's recording, in order
+    original, original_record = batch.Progress.advance, BatchAutograde.record
 
     def advance(self, n: int = 1) -> None:
-        stamps[self.label].extend([time.perf_counter()] * n)
+        if self.label == "checks":
+            stamps[self.label].extend([time.perf_counter()] * n)
         original(self, n)
 
-    batch.Progress.advance = advance
+    def record(self, *args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return original_record(self, *args, **kwargs)
+        finally:
+            recordings.append(time.perf_counter() - start)
+
+    batch.Progress.advance, BatchAutograde.record = advance, record
     try:
         with open(os.devnull, "w") as quiet:
             workers_before = dask_workers_cpu(scheduler) if scheduler else 0.0
@@ -591,20 +607,26 @@ def run_cohort(work: Path, size: int, jobs: int | None, scheduler: str | None) -
             # On Dask the checks run in the cluster's workers: their CPU counts too.
             cpu += (dask_workers_cpu(scheduler) - workers_before) if scheduler else 0.0
     finally:
-        batch.Progress.advance = original
+        batch.Progress.advance, BatchAutograde.record = original, original_record
     figures = {"size": len(pairs), "seconds": seconds, "cpu": cpu, "graded": sum(o.ok for o in outcomes), "phases": {}}
-    for label, times in stamps.items():
-        edge = min(200, len(times) // 2)
-        if edge < 2:
-            continue
-        first = (times[edge - 1] - times[0]) / (edge - 1)
-        last = (times[-1] - times[-edge]) / (edge - 1)
+
+    def phase(label: str, first: float, last: float, edge: int) -> None:
         figures["phases"][label] = {
             "first": first,
             "last": last,
             "ratio": last / first if first else float("nan"),
             "edge": edge,
         }
+
+    # The checks: the time between results, first 200 against last 200 (the workers' pace, all at once).
+    times = stamps.get("checks", [])
+    edge = min(200, len(times) // 2)
+    if edge >= 2:
+        phase("checks", (times[edge - 1] - times[0]) / (edge - 1), (times[-1] - times[-edge]) / (edge - 1), edge)
+    # The recording: each submission's own recording (one at a time, while the checks go on), first 200 against last.
+    edge = min(200, len(recordings) // 2)
+    if edge >= 2:
+        phase("record", statistics.mean(recordings[:edge]), statistics.mean(recordings[-edge:]), edge)
     figures["rss_self_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     figures["rss_children_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return figures
