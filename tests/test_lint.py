@@ -1,6 +1,6 @@
-"""The repository passes ruff's lint and format checks with the configuration in pyproject.toml, and that
-configuration can fail: on unsorted imports, old-style annotations, a mutable default, an unformatted file, and in
-notebooks as in Python files."""
+"""The repository passes ruff's lint and format checks with the configuration in pyproject.toml, the labs' source
+notebooks included, and that configuration can fail: on unsorted imports, old-style annotations, a mutable default,
+an unformatted file, and in notebooks as in Python files."""
 
 from __future__ import annotations
 
@@ -58,6 +58,18 @@ def test_the_repository_passes_ruff_check() -> None:
 def test_the_repository_is_formatted() -> None:
     done = ruff("format", "--check", ".")
     assert done.returncode == 0, "run `ruff format` on:\n" + done.stdout[-4000:] + done.stderr[-2000:]
+
+
+def test_the_labs_source_notebooks_are_formatted_not_left_out() -> None:
+    # The solutions the labs are graded against: the formatter checks them as it checks any file. An excluded file
+    # would be skipped without a word; here it is named in the count of files checked.
+    labs = sorted(path.relative_to(REPO).as_posix() for path in REPO.glob("labs/source/lab*/*.ipynb"))
+    assert len(labs) == 4, labs
+
+    done = ruff("format", "--check", "--force-exclude", *labs)
+
+    assert done.returncode == 0, "run `ruff format` on:\n" + done.stdout[-4000:] + done.stderr[-2000:]
+    assert f"{len(labs)} files already formatted" in done.stdout, done.stdout + done.stderr
 
 
 def test_the_lessons_and_labs_notebooks_are_linted_and_the_learners_submissions_are_not() -> None:
