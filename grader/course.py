@@ -490,6 +490,29 @@ class _DeferredSession:
         return getattr(self._session, name)
 
 
+# Indexes nbgrader's gradebook lacks: SQLite does not index a foreign key by itself, and each of these columns is
+# looked up by every submission recorded (a notebook's grades and comments, an assignment's notebooks, a student's
+# assignments). Without them each lookup reads the whole table, and recording a submission costs more the more the
+# gradebook holds. Extra indexes change no row and no query's answer; nbgrader's own tools read the file as before.
+GRADEBOOK_INDEXES = {
+    "mcp_course_grade_notebook": ("grade", "notebook_id"),
+    "mcp_course_comment_notebook": ("comment", "notebook_id"),
+    "mcp_course_submitted_notebook_assignment": ("submitted_notebook", "assignment_id"),
+    "mcp_course_submitted_assignment_student": ("submitted_assignment", "student_id"),
+}
+
+
+def index_gradebook(session) -> None:
+    """Add ``GRADEBOOK_INDEXES`` to the gradebook of this SQLAlchemy session, where missing, and commit."""
+    from sqlalchemy import text
+
+    if session.get_bind().dialect.name != "sqlite":  # other databases index as their administrators decide
+        return
+    for name, (table, column) in GRADEBOOK_INDEXES.items():
+        session.execute(text(f"CREATE INDEX IF NOT EXISTS {name} ON {table} ({column})"))
+    session.commit()
+
+
 class BatchAutograde(Autograde):
     """nbgrader's Autograde converter, made once for a batch of submissions: its steps made once, and every
     submission recorded through one open gradebook, in one transaction (all of its rows or none of them).
@@ -506,6 +529,7 @@ class BatchAutograde(Autograde):
         self.create_student = True
         self.gradebook = Gradebook(self.coursedir.db_url, self.coursedir.course_id)
         self._session = self.gradebook.db
+        index_gradebook(self._session)
         self.gradebook.db = _DeferredSession(self._session)
         self._steps: dict[bool, list] = {}
         self._ready = False  # its writer and exporter made
