@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import venv
 import zipfile
 from importlib import metadata
@@ -70,10 +71,13 @@ def installed(wheel, tmp_path_factory) -> Path:
     venv.create(where, with_pip=True)
     python = where / "bin" / "python"
     own = metadata.distribution("mcp-claude-code-course").metadata["Name"]
+    # What this venv has installed, not all of sys.path: setuptools puts its _vendor folder there once imported,
+    # and its vendored copies (packaging, platformdirs, ...) would be pinned a second time at other versions.
+    installed_here = list(dict.fromkeys(sysconfig.get_path(key) for key in ("purelib", "platlib")))
     pins = sorted(
         {
             f"{d.metadata['Name']}=={d.version}"
-            for d in metadata.distributions()
+            for d in metadata.distributions(path=installed_here)
             if d.metadata["Name"] not in (own, "pip")
         }
     )
