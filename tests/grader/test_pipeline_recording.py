@@ -25,14 +25,19 @@ def released(tmp_path_factory) -> Path:
     return root
 
 
-def grade_counting(released: Path, where: Path, students: list[str], monkeypatch) -> dict[str, int]:
-    """Autograde ``students``' samples in a copy of the course, counting what the recording set up and committed."""
+def collected(released: Path, where: Path, students: list[str]) -> tuple[Course, Path, list[tuple[str, str]]]:
+    """A copy of the released course in ``where`` with ``students``' samples collected: (course, its root, pairs)."""
     course_root, submissions = where / "course", where / "submissions"
     shutil.copytree(released, course_root)
     for student in students:
         shutil.copytree(SAMPLE_SUBMISSIONS / student / LAB, submissions / student / LAB)
     course = Course(course_root)
-    pairs = course.collect(submissions)
+    return course, course_root, course.collect(submissions)
+
+
+def grade_counting(released: Path, where: Path, students: list[str], monkeypatch) -> dict[str, int]:
+    """Autograde ``students``' samples in a copy of the course, counting what the recording set up and committed."""
+    course, course_root, pairs = collected(released, where, students)
     counts = {"gradebooks": 0, "converters": 0, "commits": 0}
 
     def counted(cls, name, key):
@@ -118,12 +123,7 @@ def test_each_lookup_of_a_recording_reads_only_that_submissions_rows(released, t
     from sqlalchemy import event
     from sqlalchemy.engine import Engine
 
-    course_root, submissions = tmp_path / "course", tmp_path / "submissions"
-    shutil.copytree(released, course_root)
-    for student in STUDENTS:
-        shutil.copytree(SAMPLE_SUBMISSIONS / student / LAB, submissions / student / LAB)
-    course = Course(course_root)
-    pairs = course.collect(submissions)
+    course, course_root, pairs = collected(released, tmp_path, STUDENTS)
     sent: Counter = Counter()
     parameters_of: dict = {}
 
