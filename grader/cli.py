@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -116,14 +117,29 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _course(args: argparse.Namespace):
-    from grader.pipeline import Course
+def _course(args: argparse.Namespace, make: bool = False):
+    """The course of ``--course``. An installed course's default folder (``./labs``) is made from the package's copy
+    when ``make`` (release) and it is not there yet; otherwise its absence is explained with what to do."""
+    from grader import content
+    from grader.pipeline import Course, PipelineError
 
-    return Course(args.course)
+    folder = Path(args.course)
+    if content.CHECKOUT is None and folder == content.default_course() and not (folder / "source").is_dir():
+        if not make:
+            raise PipelineError(
+                f"There is no course folder here ({folder} has no source/): run `{args.prog} release` in this folder "
+                "first, which makes it from the installed course's labs, or pass --course with your course folder."
+            )
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(content.COURSE / "source", folder / "source")
+        if not (folder / "nbgrader_config.py").exists():
+            shutil.copy2(content.COURSE / "nbgrader_config.py", folder / "nbgrader_config.py")
+        print(f"made the course folder {folder} from the installed course's labs", file=sys.stderr)
+    return Course(folder)
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    course = _course(args)
+    course = _course(args, make=True)
     course.check_gradebook()
     due = course.parse_due(args.due) if args.due is not None else None  # before anything is released
     if args.exchange:  # before anything is released
@@ -608,13 +624,16 @@ def build_parser(prog: str = "python -m grader") -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_check_server)
 
     def with_course(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        from grader.pipeline import DEFAULT_COURSE
+        from grader import content
 
+        default = content.default_course()
         p.add_argument(
             "--course",
             type=Path,
-            default=DEFAULT_COURSE,
-            help=f"The nbgrader course folder (default {DEFAULT_COURSE}).",
+            default=default,
+            help=f"The nbgrader course folder (default {default}"
+            + ("" if content.CHECKOUT is not None else ", made from the installed course's labs on the first release")
+            + ").",
         )
         return p
 

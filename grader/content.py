@@ -26,3 +26,12 @@ ROOT = CHECKOUT or _packaged
 LESSONS = ROOT / "notebooks"
 COURSE = ROOT / "labs"
 SAMPLE_SUBMISSIONS = ROOT / "tests" / "submissions"
+# The course folder an installed course's commands use when no --course is given: this folder under the working
+# folder, made from the package's copy on the first release. The package's own copy is never written to.
+WORKING_COURSE = "labs"
+
+
+def default_course() -> Path:
+    """The course folder commands use when none is given: the checkout's ``labs/``; for an installed course,
+    ``./labs`` in the working folder (``WORKING_COURSE``), never the copy inside the package."""
+    return COURSE if CHECKOUT is not None else Path.cwd() / WORKING_COURSE

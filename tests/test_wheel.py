@@ -170,3 +170,18 @@ def test_init_copies_the_lessons_and_the_learner_labs_from_the_installed_package
         encoding="utf-8"
     )
     assert "### BEGIN SOLUTION" in solution and "### BEGIN SOLUTION" not in released
+
+
+def test_an_installed_courses_release_makes_its_course_folder_where_it_runs_not_in_the_package(installed, outside):
+    console = installed.parent / "mcp-course"
+    packaged = Path(run([installed, "-c", "import grader.content as c; print(c.COURSE)"], cwd=outside).stdout.strip())
+    before = sorted(str(p.relative_to(packaged)) for p in packaged.rglob("*"))
+    instructor = outside / "instructor"
+    instructor.mkdir()
+
+    done = run([console, "release", "lab1_error_results"], cwd=instructor, timeout=900)
+
+    assert "made the course folder" in done.stderr
+    assert (instructor / "labs" / "release" / "lab1_error_results" / "lab1_error_results.ipynb").is_file()
+    assert (instructor / "labs" / "gradebook.db").is_file()
+    assert sorted(str(p.relative_to(packaged)) for p in packaged.rglob("*")) == before  # the package is not written

@@ -105,3 +105,53 @@ def test_the_console_command_is_installed_and_python_m_grader_still_works():
     )
     assert console.stdout.startswith("usage: mcp-course") and module.stdout.startswith("usage: python -m grader")
     assert "init" in console.stdout and "start" in console.stdout
+
+
+# --- an installed course's instructor commands -----------------------------------------------------------------
+
+
+def tree(folder: Path) -> dict[str, int]:
+    return {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in folder.rglob("*")} if folder.exists() else {}
+
+
+def test_an_installed_courses_release_makes_labs_in_the_working_folder_not_in_the_package(
+    tmp_path, monkeypatch, capfd
+) -> None:
+    from coursetests import run_cli
+
+    from grader import content
+
+    # As installed: the content is the package's copy (here the checkout's, which must stay as it is).
+    monkeypatch.setattr(content, "CHECKOUT", None)
+    monkeypatch.chdir(tmp_path)
+    before = tree(content.COURSE)
+
+    code, out, err = run_cli(capfd, "release", "lab1_error_results")
+
+    assert code == 0, err
+    assert "made the course folder" in err and str(tmp_path / "labs") in err
+    assert (tmp_path / "labs" / "release" / "lab1_error_results" / "lab1_error_results.ipynb").is_file()
+    assert (tmp_path / "labs" / "gradebook.db").is_file()
+    assert tree(content.COURSE) == before  # nothing written where the package's copy is
+
+    # Released again: the folder is there, it is used as it is.
+    code, _out, err = run_cli(capfd, "release", "lab1_error_results")
+    assert code == 0, err
+    assert "made the course folder" not in err
+
+
+def test_an_installed_courses_other_commands_say_to_release_first_where_there_is_no_course(
+    tmp_path, monkeypatch, capfd
+) -> None:
+    from coursetests import run_cli
+
+    from grader import content
+
+    monkeypatch.setattr(content, "CHECKOUT", None)
+    monkeypatch.chdir(tmp_path)
+
+    code, _out, err = run_cli(capfd, "gradebook")
+
+    assert code == 2
+    assert "There is no course folder here" in err and "python -m grader release" in err
+    assert not (tmp_path / "labs").exists()
