@@ -185,3 +185,53 @@ def test_an_installed_courses_release_makes_its_course_folder_where_it_runs_not_
     assert (instructor / "labs" / "release" / "lab1_error_results" / "lab1_error_results.ipynb").is_file()
     assert (instructor / "labs" / "gradebook.db").is_file()
     assert sorted(str(p.relative_to(packaged)) for p in packaged.rglob("*")) == before  # the package is not written
+
+
+# Graded in the installed venv: lab 1's solution, whose decide answers right only when PROBED is a path the learner
+# host can see, once for a file of the servers' package a host is not shown and once for one it is.
+PROBE = """
+import json, sys
+from pathlib import Path
+
+import servers
+from grader.engine.grading import grade_code
+
+code = Path(sys.argv[1]).read_text(encoding="utf-8")
+package = Path(servers.__file__).resolve().parent
+
+
+def seen(path):
+    [result] = grade_code("lab1_error_results", code.replace("PROBED", str(path)), ["decide_business_stops"])
+    return result.passed
+
+
+print(json.dumps({"desk.py": seen(package / "support_desk" / "desk.py"), "kit.py": seen(package / "support_desk" / "kit.py")}))
+"""
+SEES = """
+import os as _probe_os
+
+
+def decide(result, attempt=1, max_attempts=3):
+    if _probe_os.path.exists("PROBED"):
+        return _decide(result, attempt, max_attempts)
+    return {"action": "retry", "reason": "nothing found"}
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the learner host's own view of the files needs root")
+def test_an_installed_courses_learner_host_sees_only_the_server_files_it_is_shown(installed, outside):
+    from grader.notebook import answer_code, read_notebook
+
+    solution = answer_code(
+        read_notebook(ROOT / "tests" / "submissions" / "solution" / "lab1_error_results" / "lab1_error_results.ipynb")
+    )
+    renamed = solution.replace(
+        "def decide(result, attempt=1, max_attempts=3):", "def _decide(result, attempt=1, max_attempts=3):"
+    )
+    assert renamed != solution
+    (outside / "probe.py").write_text(renamed + "\n" + SEES, encoding="utf-8")
+
+    done = run([installed, "-c", PROBE, outside / "probe.py"], cwd=outside, timeout=600)
+
+    # The desk's own server (not a host file) is out of the host's sight; a host file is in it, so the probe works.
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"desk.py": False, "kit.py": True}

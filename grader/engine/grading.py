@@ -90,10 +90,18 @@ class Limits:
 
 
 def grader_package() -> list[Path]:
-    """The grader's package folder, wherever it is installed: no view may show it."""
+    """The course's package folders no view may show whole: the grader's, wherever it is installed; and, in a
+    course installed among the libraries (which a view holds whole, with the interpreter's import path), the servers'
+    too, so that a host sees of it only the files it is shown, as it does from a checkout (where the view holds
+    nothing of the checkout but those files)."""
     import grader
+    import servers
+    from grader import content
 
-    return [Path(grader.__file__).resolve().parent]
+    folders = [Path(grader.__file__).resolve().parent]
+    if content.CHECKOUT is None:
+        folders.append(Path(servers.__file__).resolve().parent)
+    return folders
 
 
 def _size(count: int) -> str:
