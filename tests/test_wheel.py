@@ -114,6 +114,8 @@ def test_the_wheel_holds_the_lessons_the_labs_and_the_sample_submissions(wheel):
     assert len(samples) == 73
     assert samples <= names
     assert f"{PACKAGED}/tests/submissions/expected.json" in names
+    # Lab 2's hidden checks read their generated cases from the package.
+    assert "grader/labs/lab2_cases.json" in names
     # Nothing of a build or a run: no cache, no generated course folder, no sample generator.
     assert not [n for n in names if "__pycache__" in n and n.startswith(PACKAGED)]
     assert not [n for n in names if n.startswith((f"{PACKAGED}/labs/release", f"{PACKAGED}/labs/gradebook"))]

@@ -1,40 +1,26 @@
-"""Generated inputs for the labs' checks: deterministic, small, and chosen to cover every variant.
+"""Inputs for the labs' checks: deterministic, small, and chosen to cover every variant.
 
 A check tries the learner's code on many inputs of the same kind, not on one example, so a
 mistake that hides in another key, another list shape or another value still shows:
 
 - ``covering(seed, dimensions)``: a few cases in which every value of every dimension appears at
   least once, the others drawn with a fixed seed. For checks that pay one round trip per case.
-- ``generated(strategy)`` and ``smallest_disagreement(...)``: a hypothesis search, derandomized,
-  judged in one round trip and shrunk to the smallest case only on a disagreement.
-
-Grading leaves nothing on disk where it runs: hypothesis keeps no example database here
-(``database=None``), and the cache it writes of the constants in local source files goes to a
-folder of its own that is removed as soon as the search ends (``quiet_hypothesis``).
+- ``stored(path)`` and ``smallest_disagreement(...)``: cases a hypothesis search generated once
+  (``grader.labs.generation``), judged all in one round trip, and on a disagreement shrunk to a
+  smallest disagreeing case, a whole batch of simpler cases judged per round trip.
 """
 
 from __future__ import annotations
 
+import json
 import random
-import tempfile
-import threading
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import contextmanager
-from functools import cache
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, find, settings
-from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
-from hypothesis.errors import NoSuchExample
-
-SEARCH = settings(
-    derandomize=True,
-    database=None,
-    max_examples=150,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    phases=[Phase.generate, Phase.shrink],
-)
+# A shrink ends after this many rounds even if it could go on (each round is one round trip, and makes the case
+# strictly simpler, so a shrink ends anyway; this bounds what it can cost).
+SHRINK_ROUNDS = 40
 
 
 def covering(seed: int, dimensions: Mapping[str, Sequence[Any]], cases: int | None = None) -> list[dict[str, Any]]:
@@ -50,51 +36,52 @@ def covering(seed: int, dimensions: Mapping[str, Sequence[Any]], cases: int | No
     return [{name: column[i] for name, column in columns.items()} for i in range(n)]
 
 
-@contextmanager
-def quiet_hypothesis():
-    """Hypothesis's own files go to a folder that is removed afterwards, not to ``.hypothesis/`` in the working folder."""
-    before = storage_directory(intent_to_write=False).home_directory
-    with tempfile.TemporaryDirectory(prefix="grader-hypothesis-") as home:
-        set_hypothesis_home_dir(home)
-        try:
-            yield
-        finally:
-            set_hypothesis_home_dir(before)
+def stored(path: Path) -> dict[str, list]:
+    """The cases a lab stored, by kind (``grader.labs.generation.write_cases``)."""
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
-# One search at a time in a process: the grading process grades several submissions at once in threads, and
-# hypothesis's home folder (``quiet_hypothesis``) is the whole process's.
-_SEARCHING = threading.Lock()
+def smallest_disagreement(
+    cases: Sequence,
+    disagree_all: Callable[[list], list[bool]],
+    simpler: Callable[[Any], Iterable],
+    order: Callable[[Any], tuple],
+):
+    """A smallest case on which the learner's code disagrees with the reference, or None when it agrees on all.
 
-
-def search(strategy, condition: Callable[[Any], bool]):
-    """The smallest case of ``strategy`` on which ``condition`` holds, or None (derandomized, nothing kept on disk)."""
-    with _SEARCHING, quiet_hypothesis():
-        try:
-            return find(strategy, condition, settings=SEARCH)
-        except NoSuchExample:
-            return None
-
-
-@cache
-def generated(strategy) -> list:
-    """The cases the search tries, in its order (the same every run: derandomized, so computed once per process)."""
-    cases: list = []
-
-    def record(case) -> bool:
-        cases.append(case)
-        return False
-
-    search(strategy, record)
-    return cases
-
-
-def smallest_disagreement(strategy, disagrees: Callable[[Any], bool], agree_all: Callable[[list], bool] | None = None):
-    """The smallest generated case on which ``disagrees`` holds, or None.
-
-    ``agree_all(cases)``, when given, judges every generated case in one round trip first; only
-    when some case disagrees does the search run case by case to shrink it.
+    ``disagree_all(cases)`` judges a list of cases in one round trip. Every case is judged first;
+    on a disagreement, the simplest disagreeing case (by ``order``) is shrunk: all of its one-step
+    simplifications (``simpler``) simpler by ``order`` are judged together, the simplest of those
+    that still disagree is kept, and so on until none does. The result is the same on every run.
     """
-    if agree_all is not None and agree_all(generated(strategy)):
+    known: dict[str, bool] = {}  # each case judged once
+
+    def judge(batch: list) -> list:
+        fresh = [case for case in batch if repr(case) not in known]
+        if fresh:
+            for case, wrong in zip(fresh, disagree_all(fresh), strict=True):
+                known[repr(case)] = bool(wrong)
+        return [case for case in batch if known[repr(case)]]
+
+    failing = judge(distinct_cases(cases))
+    if not failing:
         return None
-    return search(strategy, disagrees)
+    best = min(failing, key=order)
+    for _ in range(SHRINK_ROUNDS):
+        bound = order(best)
+        found: dict[str, tuple] = {}
+        for case in simpler(best):
+            rank = order(case)
+            if rank < bound:
+                found.setdefault(repr(case), (rank, case))
+        candidates = [case for _, case in sorted(found.values(), key=lambda pair: pair[0])]
+        smaller = judge(candidates) if candidates else []
+        if not smaller:
+            break
+        best = smaller[0]
+    return best
+
+
+def distinct_cases(cases: Iterable) -> list:
+    seen: set[str] = set()
+    return [case for case in cases if not (repr(case) in seen or seen.add(repr(case)))]

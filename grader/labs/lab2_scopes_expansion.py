@@ -3,14 +3,15 @@
 The hidden checks test the lab's three skills on cases the notebook does not show, against the
 reference model (``grader.expansion``, ``grader.scopes``):
 
-- the expander on generated values (hypothesis, deterministic, ``grader.labs.cases``), and on every
-  credential variable of the set beside names that only look like credentials;
+- the expander on generated values (derived once by hypothesis, ``grader.labs.lab2_strategies``, and stored in
+  ``lab2_cases.json``), and on every credential variable of the set beside names that only look like credentials;
 - the resolver on generated configurations, and on edge cases the visible tables do not combine;
 - the authored configuration started for real (each stdio server, sandboxed, must answer tools/list)
   and resolved as each developer of the scenario sees it.
 
-A disagreement of a generated case is shrunk to the smallest case. That case is for the instructor's
-eyes: a learner is shown only a hidden check's title and the mistake it looks for (``as_shown``). The
+The generated cases are judged in one call; a disagreement is shrunk to a smallest case, within the
+generated cases' vocabulary, a batch of simpler cases per call (``grader.labs.cases.smallest_disagreement``).
+That case is for the instructor's eyes: a learner is shown only a hidden check's title and the mistake it looks for (``as_shown``). The
 generated values use other names than the visible cases, so no generated case is one the lab shows;
 they mix several references in one value, defaults holding ``:``, ``:-``, ``$`` or the start of another
 reference, names that only look like references (``$VAR``, ``${VAR-d}``, a name starting with a digit), values that
@@ -24,12 +25,9 @@ from __future__ import annotations
 import re
 import sys
 import tempfile
+from functools import cache
 from pathlib import Path
 from typing import Any
-
-from hypothesis import strategies as st
-from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
 from grader.expansion import (
     CREDENTIAL_VARIABLES,
@@ -37,7 +35,7 @@ from grader.expansion import (
     expand_text,
     is_session_secret,
 )
-from grader.labs.cases import smallest_disagreement
+from grader.labs.cases import smallest_disagreement, stored
 from grader.scopes import LOCAL, PROJECT, USER, resolve_sources
 from labkit.checking import CheckFailed, CheckRegistry, expect, structured
 from labkit.checks import lab2_scopes_expansion as visible
@@ -45,8 +43,6 @@ from labkit.checks.lab2_scopes_expansion import (
     VISIBLE_EXPANSIONS,
     VISIBLE_RESOLUTIONS,
     authored,
-    learner_expand,
-    learner_resolve,
     servers_in,
     strings,
 )
@@ -118,10 +114,6 @@ def reference_resolve(user: dict, local: dict, project: dict, env: dict[str, str
     return {name: {k: v for k, v in server.items() if k != "approval"} for name, server in res.servers.items()}
 
 
-def host_gone(exc: MCPError) -> bool:
-    return exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
-
-
 def expand_all(host, cases: list[tuple[str, dict[str, str], bool]]) -> list[dict[str, Any]]:
     """The learner's answer to every case, in one call: {"value": ...} or {"error": why}."""
     result = host.call("expand_values", cases=[{"text": t, "env": e, "remote_field": r} for t, e, r in cases])
@@ -132,6 +124,8 @@ def expand_all(host, cases: list[tuple[str, dict[str, str], bool]]) -> list[dict
 
 # --- part A: expansion -------------------------------------------------------------------------------
 
+# The vocabulary the generated values are made of (``grader.labs.lab2_strategies``), simplest first: a shrink
+# replaces a piece by an earlier one of its list.
 # Plain names, credential variables, and names that only look like credentials (they expand as usual);
 # none of them is a name the visible cases use.
 VARS = [
@@ -148,36 +142,167 @@ VARS = [
 ]
 # A default runs up to the first "}": it may hold ":", ":-", "$", "{" or the start of another reference.
 DEFAULTS = ["", "d", "https://e:8443", "p:-q", "-", "$W", "${W", "a b"]
-
-
-def fragments(names: list[str]):
-    """Pieces of a value that references ``names`` (and pieces that only look like references)."""
-    return st.one_of(
-        st.sampled_from(["y", "/", "https://h", "-", " ", "Token ", "}", "$", "${", ":"]),
-        st.builds(lambda v: f"${{{v}}}", st.sampled_from(names)),
-        st.builds(lambda v, d: f"${{{v}:-{d}}}", st.sampled_from(names), st.sampled_from(DEFAULTS)),
-        # Not references: a bare $NAME, the shell's ${NAME-d}, a name that starts with a digit, a space inside.
-        st.builds(lambda v: f"${v}", st.sampled_from(names)),
-        st.builds(lambda v: f"${{{v}-d}}", st.sampled_from(names)),
-        st.sampled_from(["${2Y:-d}", "${V:d}", "${ V}"]),
-    )
-
-
+# Pieces that are no reference, and references a value may hold that are not references at all.
+LITERALS = ["y", "/", "https://h", "-", " ", "Token ", "}", "$", "${", ":"]
+ODD_REFERENCES = ["${2Y:-d}", "${V:d}", "${ V}"]
 # Values are used as they are: one that holds a reference, a "$", a backslash or a group reference is not expanded again.
 ENV_VALUES = ["", "u", "w/x", "${W}", "$V", "D:\\data\\2", "y}", "\\g<0>"]
 
-
-def expansion_cases(names: list[str]):
-    """A value over a few of the names, and an environment that sets some of them (and perhaps others)."""
-    env = st.dictionaries(st.sampled_from(names + ["W"]), st.sampled_from(ENV_VALUES), max_size=3)
-    return st.tuples(st.lists(fragments(names), max_size=4).map("".join), env, st.booleans())
+CASES_FILE = Path(__file__).with_name("lab2_cases.json")
 
 
-EXPANSION_CASES = (
-    st.lists(st.sampled_from(VARS), min_size=1, max_size=3, unique=True)
-    .flatmap(expansion_cases)
-    .filter(lambda case: expansion_key(*case) not in VISIBLE_EXPANSION_KEYS)
+@cache
+def generated_cases() -> dict[str, list]:
+    """The stored generated cases: expansions as (pieces, env, remote_field), configurations as (user, local,
+    project, env)."""
+    kinds = stored(CASES_FILE)
+    return {
+        "expansion": [(tuple(pieces), env, remote) for pieces, env, remote in kinds["expansion"]],
+        "resolution": [tuple(case) for case in kinds["resolution"]],
+    }
+
+
+def generated_expansions() -> list[tuple[str, dict[str, str], bool]]:
+    """The generated expansion cases as the learner's code is given them: (text, env, remote_field)."""
+    return [as_text(case) for case in generated_cases()["expansion"]]
+
+
+def generated_configurations() -> list[tuple]:
+    return generated_cases()["resolution"]
+
+
+def as_text(case: tuple) -> tuple[str, dict[str, str], bool]:
+    pieces, env, remote = case
+    return "".join(pieces), env, remote
+
+
+# A piece that references a name, in the strategy's order of kinds: ${V}, ${V:-default}, $V, ${V-d}.
+PIECE_FORMS = (
+    (re.compile(r"\$\{(\w+)\}"), "${{{}}}"),
+    (re.compile(r"\$\{(\w+):-([^}]*)\}"), "${{{}:-{}}}"),
+    (re.compile(r"\$(\w+)"), "${}"),
+    (re.compile(r"\$\{(\w+)-d\}"), "${{{}-d}}"),
 )
+
+
+def piece_parts(piece: str) -> tuple[int, list[str]] | None:
+    """Which form a piece that references a name has, and its name (and default); None for any other piece."""
+    if piece in LITERALS or piece in ODD_REFERENCES:
+        return None
+    for form, (pattern, _) in enumerate(PIECE_FORMS):
+        match = pattern.fullmatch(piece)
+        if match:
+            return form, list(match.groups())
+    return None
+
+
+def make_piece(form: int, parts: list[str]) -> str:
+    return PIECE_FORMS[form][1].format(*parts)
+
+
+def earlier(vocabulary: list, value) -> list:
+    """The values before ``value`` in its vocabulary (simpler ones), or none when it is not in it."""
+    return list(vocabulary[: vocabulary.index(value)]) if value in vocabulary else []
+
+
+def index_in(vocabulary: list, value) -> int:
+    return vocabulary.index(value) if value in vocabulary else len(vocabulary)
+
+
+def piece_rank(piece: str) -> int:
+    """A literal before a reference, ${V} before ${V:-d} before $V before ${V-d}, each kind's words in their order."""
+    parts = piece_parts(piece)
+    if parts is None:
+        if piece in LITERALS:
+            return LITERALS.index(piece)
+        return 500 + index_in(ODD_REFERENCES, piece)
+    form, (name, *default) = parts
+    return 100 * (form + 1) + 10 * index_in(VARS, name) + (index_in(DEFAULTS, default[0]) if default else 0)
+
+
+def expansion_order(case: tuple) -> tuple:
+    """Simpler first: fewer pieces and variables, then the earlier kinds and words of the vocabulary, then the
+    shorter value."""
+    pieces, env, remote = case
+    count = len(pieces) + len(env) + int(remote)
+    rank = sum(map(piece_rank, pieces)) + sum(index_in(VARS, k) + index_in(ENV_VALUES, v) for k, v in env.items())
+    chars = sum(map(len, pieces)) + sum(len(k) + len(v) for k, v in env.items())
+    return count, rank, chars, repr(case)
+
+
+def renamed(case: tuple, old: str, new: str) -> tuple:
+    pieces, env, remote = case
+    out = []
+    for piece in pieces:
+        parts = piece_parts(piece)
+        if parts is not None and parts[1][0] == old:
+            piece = make_piece(parts[0], [new, *parts[1][1:]])
+        out.append(piece)
+    return tuple(out), {new if k == old else k: v for k, v in env.items()}, remote
+
+
+def in_expansion_space(case: tuple) -> bool:
+    """Whether ``case`` is one the expansion strategy could generate: at most four pieces of the vocabulary over at
+    most three names (and W), at most three variables set to values of the vocabulary, and not a case the lab shows."""
+    pieces, env, remote = case
+    names = set(env)
+    for piece in pieces:
+        parts = piece_parts(piece)
+        if parts is None:
+            if piece not in LITERALS and piece not in ODD_REFERENCES:
+                return False
+            continue
+        form, (name, *default) = parts
+        if name not in VARS or (default and default[0] not in DEFAULTS):
+            return False
+        names.add(name)
+    return (
+        len(pieces) <= 4
+        and len(env) <= 3
+        and names <= set(VARS)
+        and len(names - {"W"}) <= 3
+        and all(value in ENV_VALUES for value in env.values())
+        and isinstance(remote, bool)
+        and expansion_key(*as_text(case)) not in VISIBLE_EXPANSION_KEYS
+    )
+
+
+def simpler_expansions(case: tuple):
+    """Each case one step simpler than ``case``, within the generated vocabulary: a piece left out or made simpler,
+    a variable renamed to an earlier name (in the value and the environment alike), a variable unset or set to an
+    earlier value, the field made local. None is a case the lab shows."""
+    pieces, env, remote = case
+    names = set(env)
+    for piece in pieces:
+        parts = piece_parts(piece)
+        if parts is not None:
+            names.add(parts[1][0])
+    out = []
+    for i, piece in enumerate(pieces):
+        out.append((pieces[:i] + pieces[i + 1 :], env, remote))
+        for simple in earlier(LITERALS, piece):
+            out.append((pieces[:i] + (simple,) + pieces[i + 1 :], env, remote))
+        simples = [LITERALS[0]] if piece not in LITERALS else []
+        simples += earlier(ODD_REFERENCES, piece)
+        parts = piece_parts(piece)
+        if parts is not None:
+            form, (name, *default) = parts
+            simples += [make_piece(0, [name]), make_piece(1, [name, DEFAULTS[0]])][:form]  # an earlier kind
+            if default:
+                simples += [make_piece(1, [name, simple]) for simple in earlier(DEFAULTS, default[0])]
+        for simple in simples:
+            out.append((pieces[:i] + (simple,) + pieces[i + 1 :], env, remote))
+    for name in sorted(names):
+        for other in earlier(VARS, name):
+            if other not in names:
+                out.append(renamed(case, name, other))
+    for key, value in env.items():
+        out.append((pieces, {k: v for k, v in env.items() if k != key}, remote))
+        for simple in earlier(ENV_VALUES, value):
+            out.append((pieces, {**env, key: simple}, remote))
+    if remote:
+        out.append((pieces, env, False))
+    return [c for c in out if in_expansion_space(c)]
 
 
 @hidden.check(
@@ -188,35 +313,27 @@ EXPANSION_CASES = (
     hidden=True,
 )
 def expand_unseen_values(host) -> None:
-    errors: dict[tuple, str] = {}
+    answers: dict[str, dict[str, Any]] = {}
 
-    def disagrees(case) -> bool:
-        text, env, remote = case
-        try:
-            return learner_expand(host, text, env, remote) != expand_text(text, env, blank_credentials=remote)
-        except MCPError as exc:
-            if host_gone(exc):
-                raise
-            errors[expansion_key(text, env, remote)] = exc.message
-            return True
+    def disagree_all(cases: list[tuple]) -> list[bool]:
+        texts = [as_text(case) for case in cases]
+        for case, answer in zip(cases, expand_all(host, texts), strict=True):
+            answers[repr(case)] = answer
+        return [
+            answers[repr(case)].get("value") != expand_text(t, e, blank_credentials=r)
+            for case, (t, e, r) in zip(cases, texts, strict=True)
+        ]
 
-    def agree_all(cases) -> bool:
-        answers = expand_all(host, cases)
-        return all(
-            a.get("value") == expand_text(t, e, blank_credentials=r)
-            for a, (t, e, r) in zip(answers, cases, strict=True)
-        )
-
-    case = smallest_disagreement(EXPANSION_CASES, disagrees, agree_all)
+    case = smallest_disagreement(generated_cases()["expansion"], disagree_all, simpler_expansions, expansion_order)
     if case is not None:
-        text, env, remote = case
+        text, env, remote = as_text(case)
         where = f"text={text!r}, env={env!r}, remote_field={remote}"
-        error = errors.get(expansion_key(text, env, remote))
-        if error:
-            raise CheckFailed(f"{error.rstrip('.')} (smallest failing case: {where}).")
+        answer = answers[repr(case)]
+        if "error" in answer:
+            raise CheckFailed(f"{answer['error'].rstrip('.')} (smallest failing case: {where}).")
         raise CheckFailed(
             f"Smallest case where your expand_value differs: {where}: "
-            f"expected {expand_text(text, env, blank_credentials=remote)!r}, yours {learner_expand(host, text, env, remote)!r}."
+            f"expected {expand_text(text, env, blank_credentials=remote)!r}, yours {answer.get('value')!r}."
         )
 
 
@@ -285,40 +402,211 @@ def expand_unseen_credentials(host) -> None:
 
 # --- part B: the resolver ---------------------------------------------------------------------------
 
-NAMES = st.sampled_from(["api", "files", "svc_2", "wiki"])
+# The vocabulary the generated configurations are made of (``grader.labs.lab2_strategies``), simplest first.
+SERVER_NAMES = ["api", "files", "svc_2", "wiki"]
 RVARS = ["EXE", "ROOT", "SECRET", "SEG", "ADDR", "VAULT_TOKEN", "PYPI_TOKEN"]
-VALUES = st.sampled_from(
-    ["y", "${SECRET}", "${SEG:-s}", "${VAULT_TOKEN}", "Token ${SECRET:-none}", "${PYPI_TOKEN:-p}/${SEG}"]
-)
-STDIO = st.fixed_dictionaries(
-    {"command": st.sampled_from(["uvx", "${EXE:-uvx}", "node"])},
-    optional={
-        "type": st.just("stdio"),
-        "args": st.lists(VALUES, max_size=2),
-        "env": st.dictionaries(st.sampled_from(["LEVEL", "PASS"]), VALUES, max_size=2),
-    },
-)
-REMOTE = st.fixed_dictionaries(
-    {
-        "type": st.sampled_from(["http", "sse", "streamable-http"]),
-        # An empty url is "not configured"; one that only expands to nothing is not.
-        "url": st.sampled_from(
-            [
-                "https://q.example/mcp",
-                "${ROOT:-https://r.example}/mcp",
-                "",
-                "https://s.example/${SEG}",
-                "${ADDR}",
-                "https://t.example/mcp?key=${PYPI_TOKEN}",
-            ]
-        ),
-    },
-    optional={"headers": st.dictionaries(st.sampled_from(["Authorization", "X-Api"]), VALUES, max_size=2)},
-)
-ODD = st.sampled_from([{"url": "https://u.example/mcp"}, {"type": "sdk"}])
-SCOPE = st.dictionaries(NAMES, st.one_of(STDIO, REMOTE, ODD), max_size=3)
-RENV = st.dictionaries(st.sampled_from(RVARS), st.sampled_from(["", "z", "https://z.example", "${SEG}"]), max_size=4)
-RESOLUTION_CASES = st.tuples(SCOPE, SCOPE, SCOPE, RENV)
+VALUE_TEXTS = ["y", "${SECRET}", "${SEG:-s}", "${VAULT_TOKEN}", "Token ${SECRET:-none}", "${PYPI_TOKEN:-p}/${SEG}"]
+COMMANDS = ["uvx", "${EXE:-uvx}", "node"]
+ENV_KEYS = ["LEVEL", "PASS"]
+REMOTE_TYPES = ["http", "sse", "streamable-http"]
+# An empty url is "not configured"; one that only expands to nothing is not.
+URLS = [
+    "https://q.example/mcp",
+    "${ROOT:-https://r.example}/mcp",
+    "",
+    "https://s.example/${SEG}",
+    "${ADDR}",
+    "https://t.example/mcp?key=${PYPI_TOKEN}",
+]
+HEADER_KEYS = ["Authorization", "X-Api"]
+ODD_ENTRIES = [{"url": "https://u.example/mcp"}, {"type": "sdk"}]
+RENV_VALUES = ["", "z", "https://z.example", "${SEG}"]
+# Each scope's weight in the order: a configuration that needs one entry shows it in project scope.
+SCOPE_WEIGHT = (2, 1, 0)
+
+
+def items_of(value: Any) -> int:
+    if isinstance(value, dict):
+        return sum(1 + items_of(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(1 + items_of(item) for item in value)
+    return 0
+
+
+def chars_of(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(len(key) + chars_of(item) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return sum(map(chars_of, value))
+    return 0
+
+
+def entry_rank(entry: dict[str, Any]) -> int:
+    """A stdio entry before a remote one before an odd one, each field's words in their order."""
+    if entry in ODD_ENTRIES:
+        return 200 + ODD_ENTRIES.index(entry)
+    values = [*entry.get("args", []), *entry.get("env", {}).values(), *entry.get("headers", {}).values()]
+    rank = sum(index_in(VALUE_TEXTS, value) for value in values)
+    rank += sum(index_in(ENV_KEYS, key) for key in entry.get("env", {}))
+    rank += sum(index_in(HEADER_KEYS, key) for key in entry.get("headers", {}))
+    if "command" in entry:
+        return rank + index_in(COMMANDS, entry["command"])
+    return 100 + rank + index_in(REMOTE_TYPES, entry.get("type")) + index_in(URLS, entry.get("url"))
+
+
+def resolution_order(case: tuple) -> tuple:
+    """Simpler first: fewer entries, fields and items, then the earlier kinds and words of the vocabulary and the
+    later scopes, then the shorter strings."""
+    scopes, env = case[:3], case[3]
+    rank = sum(index_in(RVARS, key) + index_in(RENV_VALUES, value) for key, value in env.items())
+    for weight, scope in zip(SCOPE_WEIGHT, scopes, strict=True):
+        rank += sum(weight + index_in(SERVER_NAMES, name) + entry_rank(entry) for name, entry in scope.items())
+    return items_of(list(case)), rank, chars_of(list(case)), repr(case)
+
+
+# The fields of an entry in the order the strategies write them.
+FIELD_ORDER = ("command", "type", "url", "args", "env", "headers")
+
+
+def canonical(entry: dict[str, Any]) -> dict[str, Any]:
+    return {key: entry[key] for key in sorted(entry, key=lambda k: index_in(list(FIELD_ORDER), k))}
+
+
+def simpler_entries(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """An entry one step simpler: an optional field or an item left out, a value replaced by an earlier one of its
+    vocabulary, or the simplest entry of an earlier kind (stdio, then remote, then the odd ones) in its place; the
+    fields in the strategies' order."""
+    out: list[dict[str, Any]] = []
+
+    def put(key: str, value: Any) -> None:
+        out.append({k: (value if k == key else v) for k, v in entry.items()})
+
+    def items(key: str, keys: list[str]) -> None:
+        mapping = entry[key]
+        for name, value in mapping.items():
+            put(key, {k: v for k, v in mapping.items() if k != name})
+            for other in earlier(keys, name):
+                if other not in mapping:
+                    put(key, {(other if k == name else k): v for k, v in mapping.items()})
+            for simple in earlier(VALUE_TEXTS, value):
+                put(key, {**mapping, name: simple})
+
+    if "command" not in entry:  # the simplest entry of an earlier kind
+        out.append({"command": COMMANDS[0]})
+    if entry in ODD_ENTRIES:
+        out.append({"type": REMOTE_TYPES[0], "url": URLS[0]})
+        out.extend(dict(odd) for odd in earlier(ODD_ENTRIES, entry))
+        return [canonical(e) for e in out]
+    if "command" in entry:  # stdio
+        for simple in earlier(COMMANDS, entry["command"]):
+            put("command", simple)
+        for optional in ("type", "args", "env"):
+            if optional in entry:
+                out.append({k: v for k, v in entry.items() if k != optional})
+        for i, value in enumerate(entry.get("args", [])):
+            args = entry["args"]
+            put("args", args[:i] + args[i + 1 :])
+            for simple in earlier(VALUE_TEXTS, value):
+                put("args", [*args[:i], simple, *args[i + 1 :]])
+        if "env" in entry:
+            items("env", ENV_KEYS)
+    else:  # remote
+        for simple in earlier(REMOTE_TYPES, entry["type"]):
+            put("type", simple)
+        for simple in earlier(URLS, entry["url"]):
+            put("url", simple)
+        if "headers" in entry:
+            out.append({k: v for k, v in entry.items() if k != "headers"})
+            items("headers", HEADER_KEYS)
+    return [canonical(e) for e in out]
+
+
+def entry_in_space(entry: Any) -> bool:
+    def mapping(value: Any, keys: list[str]) -> bool:
+        return (
+            isinstance(value, dict)
+            and len(value) <= 2
+            and set(value) <= set(keys)
+            and set(value.values()) <= set(VALUE_TEXTS)
+        )
+
+    if not isinstance(entry, dict):
+        return False
+    if entry in ODD_ENTRIES:
+        return True
+    if "command" in entry:
+        return (
+            set(entry) <= {"command", "type", "args", "env"}
+            and entry["command"] in COMMANDS
+            and entry.get("type", "stdio") == "stdio"
+            and isinstance(entry.get("args", []), list)
+            and len(entry.get("args", [])) <= 2
+            and set(entry.get("args", [])) <= set(VALUE_TEXTS)
+            and mapping(entry.get("env", {}), ENV_KEYS)
+        )
+    return (
+        {"type", "url"} <= set(entry) <= {"type", "url", "headers"}
+        and entry["type"] in REMOTE_TYPES
+        and entry["url"] in URLS
+        and mapping(entry.get("headers", {}), HEADER_KEYS)
+    )
+
+
+def in_resolution_space(case: tuple) -> bool:
+    """Whether ``case`` is one the configuration strategy could generate: three scopes of at most three entries each,
+    named from the vocabulary, each entry stdio, remote or one of the odd ones, made of the vocabulary's words, and at
+    most four variables set."""
+    *scopes, env = case
+    return (
+        len(scopes) == 3
+        and all(
+            isinstance(scope, dict)
+            and len(scope) <= 3
+            and set(scope) <= set(SERVER_NAMES)
+            and all(map(entry_in_space, scope.values()))
+            for scope in scopes
+        )
+        and isinstance(env, dict)
+        and len(env) <= 4
+        and set(env) <= set(RVARS)
+        and set(env.values()) <= set(RENV_VALUES)
+    )
+
+
+def simpler_configurations(case: tuple) -> list[tuple]:
+    """Each configuration one step simpler than ``case``, within the generated vocabulary: an entry left out, moved to
+    a later scope or made simpler, a server renamed to an earlier name in every scope, a variable unset or set to an
+    earlier value."""
+    scopes, env = list(case[:3]), case[3]
+    out = []
+
+    def with_scope(i: int, scope: dict) -> tuple:
+        return (*scopes[:i], scope, *scopes[i + 1 :], env)
+
+    names = {name for scope in scopes for name in scope}
+    for i, scope in enumerate(scopes):
+        for name, entry in scope.items():
+            out.append(with_scope(i, {k: v for k, v in scope.items() if k != name}))
+            for j in range(i + 1, 3):
+                if name not in scopes[j]:
+                    moved = list(scopes)
+                    moved[i] = {k: v for k, v in scope.items() if k != name}
+                    moved[j] = {**scopes[j], name: entry}
+                    out.append((*moved, env))
+            for simple in simpler_entries(entry):
+                out.append(with_scope(i, {**scope, name: simple}))
+    for name in sorted(names):
+        for other in earlier(SERVER_NAMES, name):
+            if other not in names:
+                out.append((*({(other if k == name else k): v for k, v in scope.items()} for scope in scopes), env))
+    for key, value in env.items():
+        out.append((*scopes, {k: v for k, v in env.items() if k != key}))
+        for simple in earlier(RENV_VALUES, value):
+            out.append((*scopes, {**env, key: simple}))
+    out = [(*({name: canonical(entry) for name, entry in scope.items()} for scope in c[:3]), c[3]) for c in out]
+    return [c for c in out if in_resolution_space(c)]
 
 
 def resolve_all(host, cases: list[tuple]) -> list[dict[str, Any]]:
@@ -338,31 +626,23 @@ def resolve_all(host, cases: list[tuple]) -> list[dict[str, Any]]:
     hidden=True,
 )
 def resolve_unseen_configurations(host) -> None:
-    errors: dict[str, str] = {}
+    answers: dict[str, dict[str, Any]] = {}
 
-    def disagrees(case) -> bool:
-        user, local, project, env = case
-        try:
-            return learner_resolve(host, user, local, project, env) != reference_resolve(user, local, project, env)
-        except MCPError as exc:
-            if host_gone(exc):
-                raise
-            errors[repr(case)] = exc.message
-            return True
+    def disagree_all(cases: list[tuple]) -> list[bool]:
+        for case, answer in zip(cases, resolve_all(host, cases), strict=True):
+            answers[repr(case)] = answer
+        return [answers[repr(case)].get("value") != reference_resolve(*case) for case in cases]
 
-    def agree_all(cases) -> bool:
-        answers = resolve_all(host, cases)
-        return all(a.get("value") == reference_resolve(*case) for a, case in zip(answers, cases, strict=True))
-
-    case = smallest_disagreement(RESOLUTION_CASES, disagrees, agree_all)
+    case = smallest_disagreement(generated_configurations(), disagree_all, simpler_configurations, resolution_order)
     if case is not None:
         user, local, project, env = case
         where = f"user={user!r}, local={local!r}, project={project!r}, env={env!r}"
-        if repr(case) in errors:
-            raise CheckFailed(f"{errors[repr(case)].rstrip('.')} (smallest failing configuration: {where}).")
+        answer = answers[repr(case)]
+        if "error" in answer:
+            raise CheckFailed(f"{answer['error'].rstrip('.')} (smallest failing configuration: {where}).")
         raise CheckFailed(
             f"Smallest configuration where your resolve_servers differs: {where}: "
-            f"expected {reference_resolve(user, local, project, env)!r}, yours {learner_resolve(host, user, local, project, env)!r}."
+            f"expected {reference_resolve(user, local, project, env)!r}, yours {answer.get('value')!r}."
         )
 
 

@@ -589,19 +589,19 @@ MESSAGES: dict[str, dict[str, str]] = {
     "unset_variable_becomes_empty": {
         "expand_unseen_values": E + "text='${V}', env={}, remote_field=False: expected '${V}', yours ''.",
         "resolve_unseen_configurations": R
-        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '${SECRET}'}}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '${SECRET}'}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': ''}}}.",
+        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://s.example/${SEG}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://s.example/${SEG}', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://s.example/', 'headers': {}}}.",
     },
     "credentials_never_blanked": {
         "expand_unseen_values": E
         + "text='${VAULT_TOKEN}', env={}, remote_field=True: expected '', yours '${VAULT_TOKEN}'.",
         "resolve_unseen_configurations": R
-        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}', 'headers': {}}}.",
+        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '${VAULT_TOKEN}'}}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': ''}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '${VAULT_TOKEN}'}}}.",
     },
     "credentials_blanked_in_every_field": {
         "expand_unseen_values": E
         + "text='${VAULT_TOKEN}', env={}, remote_field=False: expected '${VAULT_TOKEN}', yours ''.",
         "resolve_unseen_configurations": R
-        + "user={}, local={}, project={'api': {'command': 'uvx', 'args': ['${VAULT_TOKEN}']}}, env={}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['${VAULT_TOKEN}'], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [''], 'env': {}}}.",
+        + "user={}, local={}, project={'api': {'command': 'uvx', 'env': {'LEVEL': '${VAULT_TOKEN}'}}}, env={}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {'LEVEL': '${VAULT_TOKEN}'}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {'LEVEL': ''}}}.",
     },
     "blanked_credential_keeps_its_default": {
         "expand_unseen_values": E + "text='${VAULT_TOKEN:-d}', env={}, remote_field=True: expected '', yours 'd'.",
@@ -617,12 +617,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "expand_unseen_values": E
         + "text='${V}${V:-}', env={}, remote_field=False: expected '${V}', yours '${V}${V:-}'.",
         "resolve_unseen_configurations": R
-        + "user={}, local={}, project={'api': {'command': 'uvx', 'args': ['${PYPI_TOKEN:-p}/${SEG}']}}, env={'SEG': ''}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['p/'], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['p/${SEG}'], 'env': {}}}.",
+        + "user={}, local={}, project={'api': {'command': 'uvx', 'env': {'LEVEL': '${PYPI_TOKEN:-p}/${SEG}'}}}, env={'SEG': ''}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {'LEVEL': 'p/'}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [], 'env': {'LEVEL': 'p/${SEG}'}}}.",
     },
     "default_runs_to_the_last_brace": {
         "expand_unseen_values": E + "text='${V:-}${V}', env={}, remote_field=False: expected '${V}', yours '}${V'.",
         "resolve_unseen_configurations": R
-        + "user={}, local={}, project={'api': {'command': 'uvx', 'args': ['${PYPI_TOKEN:-p}/${SEG}']}}, env={}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['p/${SEG}'], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['p}/${SEG'], 'env': {}}}.",
+        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '${PYPI_TOKEN:-p}/${SEG}'}}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '/${SEG}'}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': ''}}}.",
         "expand_matches_reference": "A default ends at its own '}', not at the last one: expanding '${A:-d}${B}' in a value with env {'B': '2'} must give 'd2'; yours gives 'd}${B'.",
     },
     "user_beats_local": {
@@ -655,11 +655,11 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "remote_fields_not_blanked": {
         "resolve_unseen_configurations": R
-        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}', 'headers': {}}}.",
+        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '${VAULT_TOKEN}'}}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': ''}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '${VAULT_TOKEN}'}}}.",
     },
     "args_not_expanded": {
         "resolve_unseen_configurations": R
-        + "user={}, local={}, project={'api': {'command': 'uvx', 'args': ['${SECRET}']}}, env={'EXE': '', 'ROOT': '', 'SECRET': ''}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [''], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['${SECRET}'], 'env': {}}}.",
+        + "user={}, local={}, project={'api': {'command': 'uvx', 'args': ['${SEG:-s}']}}, env={}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['s'], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['${SEG:-s}'], 'env': {}}}.",
     },
     "env_without_its_empty_default": {
         "resolve_unseen_configurations": R
@@ -677,13 +677,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "expand_unseen_values": E
         + "text='${VAULT_TOKEN}', env={}, remote_field=True: expected '', yours '${VAULT_TOKEN}'.",
         "resolve_unseen_configurations": R
-        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}', 'headers': {}}}.",
+        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '${VAULT_TOKEN}'}}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': ''}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '${VAULT_TOKEN}'}}}.",
     },
     "values_expanded_again": {
         "expand_unseen_values": E
-        + "text='${_v1}', env={'_v1': '${W}', 'W': ''}, remote_field=False: expected '${W}', yours ''.",
+        + "text='${V}', env={'W': '', 'V': '${W}'}, remote_field=False: expected '${W}', yours ''.",
         "resolve_unseen_configurations": R
-        + "user={}, local={}, project={'api': {'command': 'uvx', 'args': ['${VAULT_TOKEN}']}}, env={'EXE': '', 'VAULT_TOKEN': '${SEG}', 'SEG': ''}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['${SEG}'], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [''], 'env': {}}}.",
+        + "user={}, local={}, project={'api': {'command': 'uvx', 'args': ['${VAULT_TOKEN}']}}, env={'VAULT_TOKEN': '${SEG}', 'SEG': ''}: expected {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': ['${SEG}'], 'env': {}}}, yours {'api': {'scope': 'project', 'type': 'stdio', 'command': 'uvx', 'args': [''], 'env': {}}}.",
     },
     "bare_dollar_variable_expanded": {
         "expand_unseen_values": E + "text='$V', env={'V': ''}, remote_field=False: expected '$V', yours ''.",
@@ -699,7 +699,7 @@ MESSAGES: dict[str, dict[str, str]] = {
     },
     "not_configured_judged_after_expansion": {
         "resolve_unseen_configurations": R
-        + "user={}, local={}, project={'api': {'type': 'http', 'url': '${ADDR}'}}, env={'EXE': '', 'ADDR': ''}: expected {'api': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}, 'status': 'not_configured'}}.",
+        + "user={}, local={}, project={'api': {'type': 'http', 'url': '${ADDR}'}}, env={'ADDR': ''}: expected {'api': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': '', 'headers': {}, 'status': 'not_configured'}}.",
     },
     "tracker_token_written_in_mcp_json": {
         "config_no_secret_committed": "A real token is written in PROJECT_MCP_JSON, which is committed to git; reference it with ${VAR} instead.",
@@ -730,7 +730,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "expand_unseen_values": E
         + "text='${VAULT_TOKEN}', env={}, remote_field=True: expected '', yours '${VAULT_TOKEN}'.",
         "resolve_unseen_configurations": R
-        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}'}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=', 'headers': {}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://t.example/mcp?key=${PYPI_TOKEN}', 'headers': {}}}.",
+        + "user={}, local={}, project={'api': {'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '${VAULT_TOKEN}'}}}, env={}: expected {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': ''}}}, yours {'api': {'scope': 'project', 'type': 'http', 'url': 'https://q.example/mcp', 'headers': {'Authorization': '${VAULT_TOKEN}'}}}.",
         "expand_unseen_credentials": "Your expand_value gets 142 of 203 credential cases wrong; the first: expanding 'Token ${ACTIONS_RUNTIME_TOKEN}' in a remote server's url/headers with env {'ACTIONS_RUNTIME_TOKEN': 's3cret-0'} must give 'Token '; yours gives 'Token s3cret-0'.",
     },
     "local_desk_shadows_the_team_desk": {
@@ -824,12 +824,14 @@ import json, sys
 from grader.engine.grading import grade_code
 results = grade_code(sys.argv[1], open(sys.argv[2], encoding="utf-8").read(), json.loads(sys.argv[3]))
 print(json.dumps({r.name: r.passed for r in results}))
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] == "hypothesis")[:3]))
 """
 
 
 def test_grading_leaves_nothing_in_the_folder_it_runs_from(tmp_path: Path) -> None:
-    # A fresh process, as a grading worker is: hypothesis writes its files on the first search of a process.
-    # A wrong expander, so the searches also shrink a disagreement case by case.
+    # A fresh process, as a grading worker is. A wrong expander and resolver, so the generated comparisons also shrink
+    # a disagreement. The generated cases are stored: grading never imports hypothesis (it once wrote .hypothesis/
+    # here, and its search cost about a second of CPU per process).
     code = tmp_path.parent / f"{tmp_path.name}-answers.py"
     code.write_text(mutate(SOLUTION, *EDITS["default_applied_to_empty_string"]), encoding="utf-8")
     names = sorted(ALL_CHECKS - {STARTS})
@@ -846,7 +848,8 @@ def test_grading_leaves_nothing_in_the_folder_it_runs_from(tmp_path: Path) -> No
     )
 
     assert done.returncode == 0, done.stderr
-    passed = json.loads(done.stdout.splitlines()[-1])
+    passed = json.loads(done.stdout.splitlines()[-2])
+    assert json.loads(done.stdout.splitlines()[-1]) == []
     assert {name for name, ok in passed.items() if not ok} == {
         "expand_empty_is_set",
         "expand_unseen_values",

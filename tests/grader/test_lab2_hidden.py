@@ -20,7 +20,6 @@ import pytest
 
 from grader.expansion import CREDENTIAL_VARIABLES, expand_text, is_credential
 from grader.labs import lab2_scopes_expansion as graded
-from grader.labs.cases import generated
 from grader.notebook import answer_code, read_notebook
 from grader.pipeline import SAMPLE_SUBMISSIONS
 from labkit.checking import HIDDEN_NOTE, CheckResult, as_shown
@@ -109,7 +108,7 @@ def test_each_written_out_resolution_is_the_reference_models() -> None:
 
 
 def test_no_generated_value_is_one_the_lab_shows() -> None:
-    cases = generated(graded.EXPANSION_CASES)
+    cases = graded.generated_expansions()
     assert len(cases) >= 100
     keys = {graded.expansion_key(*case) for case in cases}
     assert not keys & graded.VISIBLE_EXPANSION_KEYS
@@ -120,7 +119,7 @@ def test_no_generated_value_is_one_the_lab_shows() -> None:
 
 def test_no_generated_or_combined_configuration_is_one_the_lab_shows() -> None:
     shown = {repr(case[:4]) for case in visible.VISIBLE_RESOLUTIONS}
-    configurations = generated(graded.RESOLUTION_CASES) + list(graded.UNSEEN_COMBINATIONS)
+    configurations = graded.generated_configurations() + list(graded.UNSEEN_COMBINATIONS)
     assert not {repr(tuple(case)) for case in configurations} & shown
     used = {name for case in configurations for name in graded.names_in(case)}
     fields = {"type", "command", "args", "env", "url", "headers", "Authorization"}
@@ -164,7 +163,7 @@ def test_between_them_those_samples_fail_every_hidden_check() -> None:
 def hidden_inputs() -> set[str]:
     """Every name, value and token the hidden checks' cases use (words of three characters or more)."""
     words = set(graded.VARS) | set(graded.RVARS) | set(graded.LOOK_ALIKES) | set(graded.HIDDEN_CREDENTIALS)
-    words |= graded.names_in(list(graded.UNSEEN_COMBINATIONS)) | graded.names_in(generated(graded.RESOLUTION_CASES))
+    words |= graded.names_in(list(graded.UNSEEN_COMBINATIONS)) | graded.names_in(graded.generated_configurations())
     words |= {
         graded.YOUR_TOKEN,
         graded.TEAMMATE_TOKEN,

@@ -162,10 +162,16 @@ def test_an_unreachable_scheduler_is_refused_with_what_to_do(tmp_path) -> None:
 
 @pytest.mark.parametrize(
     "changed",
-    ["grader/labs/lab1_error_results.py", "labkit/checks/lab1_error_results.py", "servers/learner_host/host.py"],
+    [
+        "grader/labs/lab1_error_results.py",
+        "grader/labs/lab2_cases.json",
+        "labkit/checks/lab1_error_results.py",
+        "servers/learner_host/host.py",
+    ],
 )
 def test_a_change_to_any_checks_code_invalidates_stored_results(tmp_path, monkeypatch, changed) -> None:
-    """The key of a stored result covers the hidden checks (grader), the visible ones (labkit) and the host (servers)."""
+    """The key of a stored result covers the hidden checks (grader) and the cases they read, the visible ones (labkit)
+    and the host (servers)."""
     from grader.engine import batch
 
     for folder in ("grader", "labkit", "servers"):
@@ -174,7 +180,7 @@ def test_a_change_to_any_checks_code_invalidates_stored_results(tmp_path, monkey
     version = batch.code_version.__wrapped__  # not the process's cached digest
     before = version()
     with (tmp_path / changed).open("a", encoding="utf-8") as handle:
-        handle.write("\n# changed\n")
+        handle.write("\n")
     assert version() != before
 
 
