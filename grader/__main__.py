@@ -2,6 +2,6 @@
 
 import sys
 
-from grader.cli import main
+from grader.cli import exiting, main
 
-sys.exit(main())
+sys.exit(exiting(main()))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import shutil
 import sys
@@ -196,6 +197,10 @@ def positive_seconds(text: str) -> float:
 
 
 def cmd_autograde(args: argparse.Namespace) -> int:
+    if not args.scheduler:
+        from grader.engine import forkserver
+
+        forkserver.begin()  # the learner hosts' fork server boots in its own process while this one imports nbgrader
     from grader.engine.batch import SchedulerUnavailable
     from grader.pipeline import format_gradebook, format_not_graded
 
@@ -795,4 +800,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m grader") -> i
 
 def console() -> int:
     """The ``mcp-course`` command: the same subcommands as ``python -m grader``."""
-    return main(prog="mcp-course")
+    return exiting(main(prog="mcp-course"))
+
+
+def exiting(code: int) -> int:
+    """The command's last step before the process ends: everything it made is freed with the process, so Python's
+    cycle collector need not walk it all once more as the interpreter shuts down (about half a second of CPU for the
+    grader's imports alone). Exit handlers, file flushes and module clean-up still run."""
+    gc.freeze()
+    return code

@@ -55,13 +55,14 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # grader/engine/batch.py
 
 @lru_cache(maxsize=1)
 def code_version() -> str:
-    """A digest of the Python code of the grader, the visible checks (labkit) and the servers: a change of any of them
-    invalidates stored results."""
+    """A digest of the Python code of the grader, the visible checks (labkit) and the servers, and of the cases the
+    hidden checks read (``grader/labs/*.json``): a change of any of them invalidates stored results."""
     digest = hashlib.sha256()
-    for folder in ("grader", "labkit", "servers"):
-        for path in sorted((PACKAGE_ROOT / folder).rglob("*.py")):
-            digest.update(str(path.relative_to(PACKAGE_ROOT)).encode())
-            digest.update(path.read_bytes())
+    paths = [path for folder in ("grader", "labkit", "servers") for path in (PACKAGE_ROOT / folder).rglob("*.py")]
+    paths += (PACKAGE_ROOT / "grader" / "labs").glob("*.json")
+    for path in sorted(paths):
+        digest.update(str(path.relative_to(PACKAGE_ROOT)).encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()
 
 
@@ -339,10 +340,16 @@ def _worker() -> ProcessPoolExecutor:
 
 
 def _warm() -> None:
-    """A new worker's first work item: what grading imports and starts once, so it is ready for a submission."""
+    """A new worker's first work item: what grading imports and starts once, so it is ready for a submission.
+
+    What it imported lives as long as the worker: frozen, the cycle collector no longer walks it on each full
+    collection while the worker grades, nor once more as the worker ends (the batch waits for that end)."""
+    import gc
+
     from grader.engine import forkserver, grading  # noqa: F401 - imported to be ready
 
     forkserver.shared()
+    gc.freeze()
 
 
 def _stop_now(worker: Any) -> None:

@@ -20,6 +20,7 @@ pairs (requests in, replies out) whose ends the fork server passes to the superv
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import runpy
@@ -199,7 +200,13 @@ def serve(control: socket.socket) -> None:
     """
     supervisor._prctl(supervisor.PR_SET_PDEATHSIG, signal.SIGKILL)
     warm()
-    control.send(b'{"ready": true}')
+    # What every host shares, frozen: the cycle collector of each forked host leaves it alone (it is the bulk of a
+    # host's objects), and so does not touch, and copy, the pages it lies on.
+    gc.freeze()
+    try:
+        control.send(b'{"ready": true}')
+    except OSError:  # the grading process closed its end while this one started (it needed no host after all)
+        return
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(control, MESSAGE, 3)
@@ -328,6 +335,7 @@ class ForkServer:
         self._process: subprocess.Popen | None = None
         self._finished: set[int] = set()  # supervisors whose connection closed, not yet counted
         self._broken: str | None = None  # why the fork server could not start: not tried again
+        self._pending: socket.socket | None = None  # a fork server begun (``begin``), not yet known to be ready
         self.owner = os.getpid()  # the process that talks to it
 
     def _start(self) -> None:
@@ -339,7 +347,19 @@ class ForkServer:
             self._broken = f"the fork server could not start ({exc})"
             raise ForkServerError(self._broken) from None
 
-    def _spawn(self) -> None:
+    def begin(self) -> None:
+        """Start the fork server's process now and return at once: it boots (about half a second of imports) while
+        this process goes on, and the first host asked for waits until it is ready."""
+        with self._lock:
+            if self._control is not None or self._pending is not None or self._broken:
+                return
+            try:
+                self._pending = self._launch()
+            except OSError as exc:
+                self._broken = f"the fork server could not start ({exc})"
+
+    def _launch(self) -> socket.socket:
+        """The fork server's process, started; returns this side's control socket (the server says when it is ready)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {key: os.environ[key] for key in supervisor.ALLOWED_ENV if key in os.environ}
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(COURSE), os.environ.get("PYTHONPATH")]))
@@ -360,8 +380,15 @@ class ForkServer:
                 )
                 .result()
             )
+        except BaseException:
+            ours.close()
+            raise
         finally:
             theirs.close()
+        return ours
+
+    def _spawn(self) -> None:
+        ours, self._pending = self._pending or self._launch(), None
         ours.settimeout(60)
         try:
             ready = ours.recv(MESSAGE)
@@ -446,9 +473,10 @@ class ForkServer:
             return float(json.loads(self._control.recv(MESSAGE))["cpuSeconds"])
 
     def close_locked(self) -> None:
-        if self._control is not None:
-            self._control.close()
-            self._control = None
+        for end in (self._control, self._pending):
+            if end is not None:
+                end.close()
+        self._control = self._pending = None
         if self._process is not None:
             try:
                 self._process.wait(timeout=CLOSE_SECONDS)
@@ -502,6 +530,14 @@ def shared() -> ForkServer | None:
             _shared = ForkServer()
             atexit.register(_shared.close)
         return _shared
+
+
+def begin() -> None:
+    """Start this process's fork server now, without waiting for it (``ForkServer.begin``); nothing where hosts cannot
+    be forked."""
+    server = shared()
+    if server is not None:
+        server.begin()
 
 
 if __name__ == "__main__":

@@ -173,3 +173,38 @@ def test_the_module_entry_point_runs_the_cli(tmp_path: Path, capsys, monkeypatch
 
     assert exit_info.value.code == 0
     assert json.loads(capsys.readouterr().out)["action"] == "success"
+
+
+# --- how the command ends ---------------------------------------------------------------------------
+
+ENTRY = """
+import atexit, gc, json, runpy, sys
+atexit.register(lambda: print(json.dumps({"frozen": gc.get_freeze_count()}), flush=True))
+sys.argv = ["grader", "decide", sys.argv[1]]
+if sys.argv[-1] and ENTRY == "module":
+    runpy.run_module("grader", run_name="__main__", alter_sys=True)
+else:
+    from grader.cli import console
+    sys.exit(console())
+"""
+
+
+@pytest.mark.parametrize("entry", ["module", "console"])
+def test_the_command_leaves_its_objects_to_the_process_end_not_to_the_cycle_collector(tmp_path: Path, entry) -> None:
+    """Both entries freeze what the command made before the interpreter shuts down (the collector's last pass over
+    it cost about half a second of every command), and still run the exit handlers and print their output."""
+    import subprocess
+    import sys
+
+    result = write(tmp_path, "result.json", transient_error("Timed out.", retry_after_seconds=0.0))
+    done = subprocess.run(
+        [sys.executable, "-c", ENTRY.replace("ENTRY ==", f"{entry!r} =="), str(result)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    decision, at_exit = done.stdout.strip().rsplit("\n", 1)
+    assert json.loads(decision)["action"] == "retry"
+    assert json.loads(at_exit)["frozen"] > 10_000

@@ -546,3 +546,29 @@ def test_without_a_sandbox_user_isolation_required_refuses_to_start_the_host(tmp
     _, report = supervise(tmp_path, f"open({str(marker)!r}, 'w')", start, sandbox_user=False, require=True)
     assert not marker.exists()
     assert "sandbox user" in " ".join(report["fallbacks"])
+
+
+def test_a_fork_server_begun_early_boots_beside_its_owner_and_serves_the_first_host(tmp_path: Path) -> None:
+    server = forkserver.ForkServer()
+    try:
+        server.begin()
+        # The process is started and begin() has returned without waiting for it to be ready.
+        assert server._process is not None and server._control is None and server._pending is not None
+        server.begin()  # a second begin starts nothing more
+        first = server._process
+        done, report = supervise(tmp_path, "print('first host')", server)
+        assert done.stdout == b"first host\n" and report["reason"] == supervisor.EXIT
+        assert server._process is first and server._pending is None
+    finally:
+        server.close()
+    assert server._process is None
+
+
+def test_a_fork_server_begun_and_never_used_ends_quietly_with_its_owner() -> None:
+    code = "from grader.engine import forkserver\nforkserver.begin()\nprint(forkserver.shared()._process.pid, flush=True)\n"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=WAIT_SECONDS, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # the server finds its owner gone as it comes up: no traceback
+    wait_for_exit(int(done.stdout))
