@@ -310,31 +310,39 @@ def in_a_fresh_process(kind: str, course: Course, pairs, **options) -> dict:
     """One measured grading (``kind`` "engine" or "stock") in a new interpreter, as an instructor's command runs:
     its wall time from start to exit, and the CPU time of it and of everything it started (each waited for before
     it ends, so the kernel counts them among this process's children). Neither side gains from imports, a fork
-    server or caches a run before it left warm in this process."""
+    server or caches a run before it left warm in this process.
+
+    This engine's side is its command itself, ``python -m grader autograde`` on the course's submitted/ folder (the
+    pairs already copied in by ``fresh_course``); stock nbgrader's is its API's ``autograde``, one call per
+    submission, as its own command makes them."""
     import subprocess
 
-    request = json.dumps({"kind": kind, "course": str(course.root), "pairs": pairs, **options})
+    if kind == "engine":
+        command = [sys.executable, "-m", "grader", "autograde", str(course.root / "submitted"), "--course"]
+        command += [str(course.root), *(["--jobs", str(options["jobs"])] if options.get("jobs") else [])]
+    else:
+        request = json.dumps({"kind": kind, "course": str(course.root), "pairs": pairs, **options})
+        command = [sys.executable, str(Path(__file__).resolve()), "--measure", request]
     before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--measure", request], capture_output=True, text=True
-    )
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
     seconds, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    if kind == "engine":
+        if done.returncode not in (0, 1):  # 1: some submission not graded, which the figures say
+            raise RuntimeError(f"the engine's run failed:\n{done.stderr[-3000:]}")
+        graded = {(r["student"], r["lab"]) for r in course.gradebook()}
+        return {"seconds": seconds, "cpu": cpu, "failed": [f"{s}/{lab}" for s, lab in pairs if (s, lab) not in graded]}
     if done.returncode != 0:
         raise RuntimeError(f"the {kind} run failed:\n{done.stderr[-3000:]}")
     inner = json.loads(done.stdout.strip().splitlines()[-1])
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     return {"seconds": seconds, "cpu": cpu, "failed": inner["failed"], "grading_seconds": inner["seconds"]}
 
 
 def measure_here(request: str) -> int:
-    """The child side of ``in_a_fresh_process``: grade, then print what ``run_engine``/``run_stock`` saw, as JSON."""
+    """The child side of ``in_a_fresh_process`` for stock nbgrader: grade, then print what ``run_stock`` saw, as JSON."""
     job = json.loads(request)
     course, pairs = Course(Path(job["course"])), [tuple(p) for p in job["pairs"]]
-    if job["kind"] == "engine":
-        figures = run_engine(course, pairs, job.get("jobs"))
-    else:
-        figures = run_stock(course, pairs, job["timeout"])
-    print(json.dumps(figures))
+    print(json.dumps(run_stock(course, pairs, job["timeout"])))
     return 0
 
 
