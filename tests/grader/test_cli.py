@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 from pathlib import Path
@@ -168,11 +169,16 @@ def test_the_module_entry_point_runs_the_cli(tmp_path: Path, capsys, monkeypatch
     path = write(tmp_path, "ok.json", {"isError": False, "content": [{"type": "text", "text": "Done."}]})
     monkeypatch.setattr("sys.argv", ["python -m grader", "decide", str(path)])
 
-    with pytest.raises(SystemExit) as exit_info:
-        runpy.run_module("grader", run_name="__main__")
+    try:
+        with pytest.raises(SystemExit) as exit_info:
+            runpy.run_module("grader", run_name="__main__")
+        frozen = gc.get_freeze_count()
+    finally:
+        gc.unfreeze()  # the entry freezes what the process holds as it ends; this process (pytest's) goes on
 
     assert exit_info.value.code == 0
     assert json.loads(capsys.readouterr().out)["action"] == "success"
+    assert frozen > 0
 
 
 # --- how the command ends ---------------------------------------------------------------------------
