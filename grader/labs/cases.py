@@ -63,7 +63,7 @@ def smallest_disagreement(
                 known[repr(case)] = bool(wrong)
         return [case for case in batch if known[repr(case)]]
 
-    failing = judge(distinct_cases(cases))
+    failing = judge(distinct(cases))
     if not failing:
         return None
     best = min(failing, key=order)
@@ -82,6 +82,7 @@ def smallest_disagreement(
     return best
 
 
-def distinct_cases(cases: Iterable) -> list:
+def distinct(cases: Iterable) -> list:
+    """The cases in their order, each once (a search may try one case more than once)."""
     seen: set[str] = set()
     return [case for case in cases if not (repr(case) in seen or seen.add(repr(case)))]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import tempfile
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -72,33 +72,14 @@ def generated(strategy) -> list:
     return cases
 
 
-def distinct(cases: Iterable) -> list:
-    """The cases in their order, each once (a search may try one case more than once)."""
-    seen: set[str] = set()
-    out = []
-    for case in cases:
-        if repr(case) not in seen:
-            seen.add(repr(case))
-            out.append(case)
-    return out
-
-
-def as_json(value: Any) -> Any:
-    """A case as JSON holds it: tuples become lists."""
-    if isinstance(value, (list, tuple)):
-        return [as_json(item) for item in value]
-    if isinstance(value, dict):
-        return {key: as_json(item) for key, item in value.items()}
-    return value
-
-
 def write_cases(path: Path, kinds: dict[str, list]) -> None:
-    """Each kind's cases, one per line, so that a change reads as a diff of cases, and the hypothesis that made them."""
+    """Each kind's cases, one per line (tuples as JSON lists), so that a change reads as a diff of cases, and the
+    hypothesis that made them."""
     lines = ["{", f'  "hypothesis": {json.dumps(hypothesis_version())},']
     for k, (kind, cases) in enumerate(kinds.items()):
         lines.append(f"  {json.dumps(kind)}: [")
         lines.extend(
-            f"    {json.dumps(as_json(case), ensure_ascii=False)}{',' if i < len(cases) - 1 else ''}"
+            f"    {json.dumps(case, ensure_ascii=False)}{',' if i < len(cases) - 1 else ''}"
             for i, case in enumerate(cases)
         )
         lines.append("  ]" + ("," if k < len(kinds) - 1 else ""))

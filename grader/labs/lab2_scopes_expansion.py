@@ -280,9 +280,7 @@ def simpler_expansions(case: tuple):
     out = []
     for i, piece in enumerate(pieces):
         out.append((pieces[:i] + pieces[i + 1 :], env, remote))
-        for simple in earlier(LITERALS, piece):
-            out.append((pieces[:i] + (simple,) + pieces[i + 1 :], env, remote))
-        simples = [LITERALS[0]] if piece not in LITERALS else []
+        simples = earlier(LITERALS, piece) if piece in LITERALS else [LITERALS[0]]
         simples += earlier(ODD_REFERENCES, piece)
         parts = piece_parts(piece)
         if parts is not None:

@@ -16,7 +16,8 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from grader.labs import lab2_scopes_expansion as lab
-from grader.labs.generation import distinct, generated, write_cases
+from grader.labs.cases import distinct
+from grader.labs.generation import generated, write_cases
 
 
 def fragments(names: list[str]):

@@ -49,7 +49,7 @@ def test_generated_lists_the_cases_in_the_searchs_order_the_same_every_time() ->
     assert first == generation.generated(strategy)
     assert len(first) > 10
     assert first[0] == (0, "a")  # a search starts from the simplest case
-    assert len(generation.distinct(first)) == len(set(first))
+    assert len(cases.distinct(first)) == len(set(first))
 
 
 def test_stored_cases_read_back_as_written_with_the_hypothesis_that_made_them(tmp_path) -> None:
