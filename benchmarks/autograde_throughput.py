@@ -232,17 +232,6 @@ def scores(course: Course) -> dict[tuple[str, str], float]:
     return {(r["student"], r["lab"]): r["score"] for r in course.gradebook()}
 
 
-def run_engine(course: Course, pairs, jobs: int | None, scheduler: str | None = None) -> dict:
-    before, start = cpu_seconds(), time.perf_counter()
-    outcomes = course.autograde(pairs, jobs=jobs, scheduler=scheduler)
-    seconds = time.perf_counter() - start
-    return {
-        "seconds": seconds,
-        "cpu": cpu_seconds() - before,
-        "failed": [f"{o.student}/{o.lab}" for o in outcomes if not o.ok],
-    }
-
-
 HIDDEN_TEST = """# Hidden check, as a stock nbgrader course runs hidden tests: in the kernel, restored at autograde.
 import dataclasses as _dataclasses
 from grader.engine.grading import sandboxed as _sandboxed
