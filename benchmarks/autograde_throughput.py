@@ -21,7 +21,10 @@ What it reports, every figure from this one run (timings move with the machine's
   autograde steps after the checks, the files it writes), and the rest;
 - the hostile batch on its own (an endless loop, ``os._exit``, a segfault, a flood of printing, a 2 GB allocation
   in handlers and at the top level): this engine against stock, as a second figure (``--no-hostile`` skips it);
-- otter-grader's fastest route without Docker (``otter.api.grade_submission`` in a loop) when otter is installed.
+- when otter-grader is installed (the ``otter`` extra), a second baseline in the headline and the smaller batch:
+  otter's fastest route without Docker, ``otter.api.grade_submission`` in a loop, in a new interpreter too, with
+  otter tests generated from the course's gradebook (every graded cell, visible and hidden checks, each worth its
+  points there), so that its scores must be identical as well (``--no-otter`` skips it).
 
 ``--cohort N`` grades N submissions instead (the samples repeated, each copy a distinct student), with ``--jobs``
 workers here or on the Dask scheduler given (``--scheduler local`` starts a ``LocalCluster`` of two workers on
@@ -35,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -243,14 +247,15 @@ def _run(host, _check=_check):
 lab.checks.checks[{name!r}] = _dataclasses.replace(_check, run=_run)
 lab.check({name!r})"""
 
+# A hidden check's graded cell, as the labs release it: its name.
+HIDDEN_CELL = re.compile(r'lab\.hidden\("([^"]+)"\)')
+
 
 def hidden_tests_in_the_kernel(course: Course) -> int:
     """Give the stock course the hidden checks the way stock nbgrader has hidden tests: the released graded cell's
     source in the gradebook runs the check in the kernel (nbgrader's OverwriteCells puts a locked cell's source back
     from the gradebook at autograde). Without it, stock nbgrader scores a hidden check's cell, which only prints,
     as passed. Returns how many cells it changed."""
-    import re
-
     from nbformat.v4 import new_code_cell
     from nbgrader.api import Gradebook
     from nbgrader.utils import compute_checksum
@@ -260,7 +265,7 @@ def hidden_tests_in_the_kernel(course: Course) -> int:
         for assignment in gb.assignments:
             for notebook in assignment.notebooks:
                 for source in notebook.source_cells:
-                    found = re.search(r'lab\.hidden\("([^"]+)"\)', source.source or "")
+                    found = HIDDEN_CELL.search(source.source or "")
                     if not found or not source.locked:
                         continue
                     cell = new_code_cell(HIDDEN_TEST.format(name=found.group(1)))
@@ -296,22 +301,24 @@ def run_stock(course: Course, pairs, timeout: int) -> dict:
 
 
 def in_a_fresh_process(kind: str, course: Course, pairs, **options) -> dict:
-    """One measured grading (``kind`` "engine" or "stock") in a new interpreter, as an instructor's command runs:
-    its wall time from start to exit, and the CPU time of it and of everything it started (each waited for before
-    it ends, so the kernel counts them among this process's children). Neither side gains from imports, a fork
-    server or caches a run before it left warm in this process.
+    """One measured grading (``kind`` "engine", "stock" or "otter") in a new interpreter, as an instructor's
+    command runs: its wall time from start to exit, and the CPU time of it and of everything it started (each waited
+    for before it ends, so the kernel counts them among this process's children). No side gains from imports, a
+    fork server or caches a run before it left warm in this process.
 
     This engine's side is its command itself, ``python -m grader autograde`` on the course's submitted/ folder (the
     pairs already copied in by ``fresh_course``); stock nbgrader's is its API's ``autograde``, one call per
-    submission, as its own command makes them."""
+    submission, as its own command makes them; otter's is ``run_otter`` on the ``otter_course`` folder in
+    ``options["folder"]``, one ``grade_submission`` per submission."""
     import subprocess
 
     if kind == "engine":
         command = [sys.executable, "-m", "grader", "autograde", str(course.root / "submitted"), "--course"]
         command += [str(course.root), *(["--jobs", str(options["jobs"])] if options.get("jobs") else [])]
     else:
+        python = options.pop("python", None) or sys.executable
         request = json.dumps({"kind": kind, "course": str(course.root), "pairs": pairs, **options})
-        command = [sys.executable, str(Path(__file__).resolve()), "--measure", request]
+        command = [python, str(Path(__file__).resolve()), "--measure", request]
     before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
     seconds, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -324,21 +331,36 @@ def in_a_fresh_process(kind: str, course: Course, pairs, **options) -> dict:
     if done.returncode != 0:
         raise RuntimeError(f"the {kind} run failed:\n{done.stderr[-3000:]}")
     inner = json.loads(done.stdout.strip().splitlines()[-1])
-    return {"seconds": seconds, "cpu": cpu, "failed": inner["failed"], "grading_seconds": inner["seconds"]}
+    figures = {"seconds": seconds, "cpu": cpu, "failed": inner["failed"], "grading_seconds": inner["seconds"]}
+    if "scores" in inner:  # otter's: it keeps no gradebook
+        figures["scores"] = {tuple(key.split("/")): score for key, score in inner["scores"].items()}
+    return figures
 
 
 def measure_here(request: str) -> int:
-    """The child side of ``in_a_fresh_process`` for stock nbgrader: grade, then print what ``run_stock`` saw, as JSON."""
+    """The child side of ``in_a_fresh_process`` for stock nbgrader or otter: grade, then print what ``run_stock`` or
+    ``run_otter`` saw, as JSON."""
     job = json.loads(request)
-    course, pairs = Course(Path(job["course"])), [tuple(p) for p in job["pairs"]]
-    print(json.dumps(run_stock(course, pairs, job["timeout"])))
+    pairs = [tuple(p) for p in job["pairs"]]
+    if job["kind"] == "otter":
+        print(json.dumps(run_otter(Path(job["folder"]), pairs)))
+    else:
+        print(json.dumps(run_stock(Course(Path(job["course"])), pairs, job["timeout"])))
     return 0
 
 
 def compare(
-    work: Path, name: str, pairs_of: list[tuple[str, str]], *, jobs, stock_timeout: int, one_job: bool = False
+    work: Path,
+    name: str,
+    pairs_of: list[tuple[str, str]],
+    *,
+    jobs,
+    stock_timeout: int,
+    one_job: bool = False,
+    otter: str | None = None,
 ) -> dict:
-    """This engine and stock nbgrader on the same submissions, one after the other, in fresh copies of the course."""
+    """This engine and stock nbgrader on the same submissions, one after the other, in fresh copies of the course;
+    with ``otter`` (an interpreter that has it, ``otter_python``), otter-grader on them too (``otter_side``)."""
     folder = work / f"{name}-submissions"
     pairs = copy_samples(folder, pairs_of) if not name.startswith("hostile") else write_hostile(folder)
     figures: dict = {"count": len(pairs)}
@@ -356,6 +378,24 @@ def compare(
     figures["both"] = len(both)
     figures["differ"] = [(f"{p[0]}/{p[1]}", ours[p], theirs[p]) for p in both if ours[p] != theirs[p]]
     figures["ratio"] = figures["stock"]["seconds"] / figures["engine"]["seconds"]
+    if otter:
+        figures["otter"] = otter_side(work, name, folder, pairs, engine, python=otter)
+        figures["otter"]["ratio"] = figures["otter"]["seconds"] / figures["engine"]["seconds"]
+        figures["otter"]["cpu_ratio"] = figures["otter"]["cpu"] / figures["engine"]["cpu"]
+    return figures
+
+
+def otter_side(work: Path, name: str, folder: Path, pairs, engine: Course, python: str | None = None) -> dict:
+    """otter-grader on the submissions of ``folder`` in a new interpreter (``python``, default this one; see
+    ``otter_python``), with ``otter_course`` and ``run_otter``, and how its figures and scores compare with this
+    engine's, graded already in ``engine``."""
+    side = otter_course(Course(released_course(work)), folder, pairs, work / f"{name}-otter")
+    figures = in_a_fresh_process("otter", engine, pairs, folder=str(side), python=python)
+    ours, theirs = scores(engine), figures.pop("scores")
+    both = sorted(set(ours) & set(theirs))
+    figures["agree"] = sum(ours[p] == theirs[p] for p in both)
+    figures["both"] = len(both)
+    figures["differ"] = [(f"{p[0]}/{p[1]}", ours[p], theirs[p]) for p in both if ours[p] != theirs[p]]
     return figures
 
 
@@ -548,12 +588,133 @@ def cpu_per_lab() -> dict[str, float]:
 # --- otter-grader, when it is installed -----------------------------------------------------------
 
 
-def otter_available() -> bool:
-    try:
-        import otter.api  # noqa: F401
-    except ImportError:
-        return False
-    return True
+# otter's fastest route without Docker is ``otter.api.grade_submission``, one call per submission: its own batch
+# command (``otter grade``) grades only in containers. Each call unpacks the lab's autograder zip (here its tests/
+# folder alone: otter's default configuration, which makes no PDF and uploads nothing) and the notebook into a new
+# temporary folder, runs the notebook in a Jupyter kernel (the notebook's own kernelspec, as otter does outside a
+# container) with a check after each cell whose otter metadata names a test, then any test not run yet, and pickles
+# the results to read them back.
+#
+# The otter course is generated from this course, not written by hand: a test file per graded cell of the gradebook,
+# worth that cell's points, whose one case runs what stock nbgrader's side runs in its kernel for that cell (the
+# released source, ``lab.check(name)``; a hidden check's HIDDEN_TEST) in the notebook's namespace. A failed check
+# raises, which fails the case, as it fails the cell in nbgrader. A submission is handed to otter as an otter course
+# would have it: each graded cell's source is otter's check of its test (a cell with ``{"otter": {"tests":
+# [name]}}`` in its metadata, after which otter checks in place), as stock nbgrader puts the released source of a
+# locked cell back.
+
+OTTER_TEST = """OK_FORMAT = False
+
+from otter.test_files import test_case
+
+name = {name!r}
+points = {points!r}
+
+
+@test_case(hidden={hidden!r})
+def graded_cell(env):
+    # What stock nbgrader runs in its kernel for the graded cell {name!r}, in the notebook's namespace.
+    exec({code!r}, env)
+"""
+
+
+# Where CI installs the otter extra: a venv of its own beside the course's, since otter brings JupyterLab extensions
+# (ipylab, jupytext's) that would change the JupyterLab the course's own tests and learners see.
+OTTER_VENV_PYTHON = REPO / "build" / "otter-venv" / "bin" / "python"
+
+
+def otter_python(given: str | None = None) -> str | None:
+    """An interpreter that can run otter's side: ``given``, else this one when otter is installed here, else
+    ``OTTER_VENV_PYTHON`` when it exists; the course must be installed in it too. None when there is none."""
+    import subprocess
+
+    candidates = [given] if given else [sys.executable, str(OTTER_VENV_PYTHON)]
+    for python in candidates:
+        if Path(python).exists() and (
+            subprocess.run([python, "-c", "import otter.api, grader"], capture_output=True, cwd=REPO).returncode == 0
+        ):
+            return python
+    return None
+
+
+def graded_checks(course: Course) -> dict[str, dict[str, dict]]:
+    """lab -> graded cell -> its points, whether it is a hidden check, and the code stock nbgrader's side runs for it
+    in the kernel: the released source, a hidden check's HIDDEN_TEST (as ``hidden_tests_in_the_kernel`` puts it)."""
+    from nbgrader.api import Gradebook
+
+    checks: dict[str, dict[str, dict]] = defaultdict(dict)
+    with Gradebook(course.db_url, course_id=course.course_id) as gb:
+        for assignment in gb.assignments:
+            for notebook in assignment.notebooks:
+                sources = {cell.name: cell for cell in notebook.source_cells}
+                for graded in notebook.grade_cells:
+                    source = sources[graded.name]
+                    found = HIDDEN_CELL.search(source.source or "") if source.locked else None
+                    checks[assignment.name][graded.name] = {
+                        "points": float(graded.max_score),
+                        "hidden": found is not None,
+                        "code": HIDDEN_TEST.format(name=found.group(1)) if found else source.source,
+                    }
+    return dict(checks)
+
+
+def otter_autograders(checks_of: dict[str, dict[str, dict]], folder: Path) -> dict[str, Path]:
+    """Each lab's otter autograder zip under ``folder``, a test file per graded cell (``graded_checks``): lab -> zip."""
+    import zipfile
+
+    zips = {}
+    folder.mkdir(parents=True, exist_ok=True)
+    for lab, checks in checks_of.items():
+        zips[lab] = folder / f"{lab}.zip"
+        with zipfile.ZipFile(zips[lab], "w") as archive:
+            for name, check in checks.items():
+                archive.writestr(f"tests/{name}.py", OTTER_TEST.format(name=name, **check))
+    return zips
+
+
+def otter_notebook(source: Path, target: Path, graded: set[str]) -> None:
+    """The submission at ``source`` as an otter course has it, at ``target``: each graded cell is otter's check of
+    its test instead of the cell's own source."""
+    nb = nbformat.read(str(source), as_version=4)
+    for cell in nb.cells:
+        name = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if name in graded:
+            cell.source = ""
+            cell.metadata["otter"] = {"tests": [name]}
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(target))
+
+
+def otter_course(course: Course, submissions: Path, pairs, folder: Path) -> Path:
+    """The otter side of a batch under ``folder``: autograder/<lab>.zip, and each of ``pairs`` (from
+    ``submissions``) as submissions/<student>/<lab>/<lab>.ipynb."""
+    checks = graded_checks(course)
+    otter_autograders(checks, folder / "autograder")
+    for student, lab in pairs:
+        notebook = f"{lab}/{lab}.ipynb"
+        otter_notebook(submissions / student / notebook, folder / "submissions" / student / notebook, set(checks[lab]))
+    return folder
+
+
+def run_otter(folder: Path, pairs) -> dict:
+    """otter's ``grade_submission`` on each submission of an ``otter_course`` folder, one after another."""
+    from otter.api import grade_submission
+
+    scores, failed = {}, []
+    before, start = cpu_seconds(), time.perf_counter()
+    for student, lab in pairs:
+        notebook = folder / "submissions" / student / lab / f"{lab}.ipynb"
+        try:
+            results = grade_submission(str(notebook), str(folder / "autograder" / f"{lab}.zip"), quiet=True)
+        except Exception:  # noqa: BLE001 - otter could not grade this one: the figures say so
+            failed.append(f"{student}/{lab}")
+            continue
+        if results.catastrophic_error is not None:
+            failed.append(f"{student}/{lab}")
+        else:
+            scores[f"{student}/{lab}"] = float(results.total)
+    seconds, cpu = time.perf_counter() - start, cpu_seconds() - before
+    return {"seconds": seconds, "cpu": cpu, "failed": failed, "scores": scores}
 
 
 # --- the cohort ----------------------------------------------------------------------------------
@@ -689,6 +850,16 @@ def show(name: str, figures: dict) -> None:
     print(f"  ratio (stock / engine): {figures['ratio']:.1f}x; scores agree on {figures['agree']} of {figures['both']}")
     for who, ours, theirs in figures["differ"]:
         print(f"    differ: {who}: engine {ours:g}, stock {theirs:g}")
+    if "otter" in figures:
+        o = figures["otter"]
+        print(
+            f"  otter-grader:   {o['seconds']:7.1f} s  {figures['count'] / o['seconds']:6.2f} /s  CPU {o['cpu']:6.1f} s  not graded: {o['failed'] or 'none'}"
+        )
+        print(
+            f"  ratio (otter / engine): {o['ratio']:.1f}x, CPU {o['cpu_ratio']:.1f}x; scores agree on {o['agree']} of {o['both']}"
+        )
+        for who, ours, theirs in o["differ"]:
+            print(f"    differ: {who}: engine {ours:g}, otter {theirs:g}")
 
 
 def main() -> int:
@@ -703,6 +874,15 @@ def main() -> int:
         "--no-hostile", action="store_true", help="Skip the hostile batch (stock spends minutes on it)."
     )
     parser.add_argument("--no-split", action="store_true", help="Skip the per-submission CPU split.")
+    parser.add_argument(
+        "--no-otter", action="store_true", help="Skip otter-grader's side even when otter is installed."
+    )
+    parser.add_argument(
+        "--otter-python",
+        default=None,
+        help="The interpreter of a venv with otter and the course installed (default: this one, else "
+        "build/otter-venv's).",
+    )
     parser.add_argument(
         "--cohort", type=int, default=0, help="Grade this many submissions instead (the samples repeated)."
     )
@@ -782,8 +962,9 @@ def main() -> int:
         else:
             count = None if options.samples == "all" else int(options.samples)
             headline = ordinary(count)
+            otter = None if options.no_otter else otter_python(options.otter_python)
             report["headline"] = compare(
-                work, "headline", headline, jobs=options.jobs, stock_timeout=options.stock_timeout
+                work, "headline", headline, jobs=options.jobs, stock_timeout=options.stock_timeout, otter=otter
             )
             show("the headline: ordinary submissions", report["headline"])
             if options.small:
@@ -794,6 +975,7 @@ def main() -> int:
                     jobs=options.jobs,
                     stock_timeout=options.stock_timeout,
                     one_job=True,
+                    otter=otter,
                 )
                 show("a small batch", report["small"])
             if not options.no_split:
@@ -831,16 +1013,22 @@ def main() -> int:
                     print(
                         f"CPU for {lab}'s checks on one submission (grader + learner host + servers): {seconds:.2f} s (median of 3)"
                     )
-            if otter_available():
+            if options.no_otter:
+                print("otter-grader's comparison is skipped (--no-otter).")
+            elif otter is None:
                 print(
-                    "otter-grader is installed, but no otter configuration of the labs ships with the course: skipped."
+                    "otter-grader is not installed: its comparison is skipped (pip install -e '.[otter]' adds it, "
+                    "here or in a venv of its own given with --otter-python)."
                 )
-            else:
-                print("otter-grader is not installed: its comparison is skipped.")
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     if options.json:
         options.json.write_text(json.dumps(report, indent=1, default=str))
-    differ = [f for key in ("headline", "small") if key in report for f in report[key]["differ"]]
+    differ = [
+        f
+        for key in ("headline", "small")
+        if key in report
+        for f in report[key]["differ"] + report[key].get("otter", {}).get("differ", [])
+    ]
     return 1 if differ else 0
 
 

@@ -18,6 +18,7 @@ import os
 import traceback
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import NamedTuple
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat.v4 import new_code_cell, new_output
@@ -240,11 +241,13 @@ class RestoreGradedCells(NbGraderPreprocessor):
         lab = resources["nbgrader"]["assignment"]
         if not knows(lab):
             return nb, resources
-        with gradebook_of(resources) as gb:
-            source = gb.find_notebook(resources["nbgrader"]["notebook"], lab)
-            points = {cell.name: cell.max_score for cell in source.grade_cells}
-            texts = {cell.name: cell.source for cell in source.source_cells if cell.cell_type == "code"}
-            checksums = {cell.name: cell.checksum for cell in source.source_cells}
+        released = released_cells(resources)
+        if released is None:  # not in a batch: read for this notebook alone
+            with gradebook_of(resources) as gb:
+                released = ReleasedCells(gb).released(resources["nbgrader"]["notebook"], lab)
+        points = {name: cell.max_score for name, cell in released.grades.items()}
+        texts = {name: cell.source for name, cell in released.sources.items() if cell.cell_type == "code"}
+        checksums = {name: cell.checksum for name, cell in released.sources.items()}
         answered_here = is_quiz(lab)  # a quiz's graded cell is its answer cell, put back as released: not answered
         order = [name for name in graded_order(lab) if name in points and name in texts]
         for position, name in enumerate(order):
@@ -342,6 +345,7 @@ SHARED_GRADEBOOK = (
     "shared_gradebook"  # resources["nbgrader"][...]: which open gradebook of a batch to use (BatchAutograde)
 )
 _OPEN: dict = {}  # that name -> the batch's open gradebook (resources are deep-copied, a gradebook cannot be)
+_RELEASED: dict = {}  # that name -> its released cells, read once per batch (ReleasedCells)
 
 
 def shared_gradebook(resources):
@@ -377,8 +381,76 @@ class SharedOverwriteKernelspec(OverwriteKernelspec):
         return nb, resources
 
 
+class Released(NamedTuple):
+    """A released notebook's cells as the recording reads them, by name: each source cell's type, locked flag, source
+    and checksum; each grade cell's and task cell's points."""
+
+    sources: dict
+    grades: dict
+    tasks: dict
+
+
+class ReleasedCells:
+    """The batch's open gradebook as OverwriteCells and RestoreGradedCells read it: the released cells of a notebook
+    read once per batch, not again for every cell of every submission. A release does not change while a batch is
+    recorded. A name the release does not hold raises nbgrader's MissingEntry, with nbgrader's words; everything
+    else goes to the gradebook itself."""
+
+    def __init__(self, gradebook) -> None:
+        self._gradebook = gradebook
+        self._notebooks: dict[tuple[str, str], Released] = {}
+
+    def released(self, notebook: str, assignment: str) -> Released:
+        from types import SimpleNamespace
+
+        key = (notebook, assignment)
+        if key not in self._notebooks:
+            found = self._gradebook.find_notebook(notebook, assignment)
+            self._notebooks[key] = Released(
+                sources={
+                    c.name: SimpleNamespace(
+                        name=c.name, cell_type=c.cell_type, locked=c.locked, source=c.source, checksum=c.checksum
+                    )
+                    for c in found.source_cells
+                },
+                grades={c.name: SimpleNamespace(name=c.name, max_score=c.max_score) for c in found.grade_cells},
+                tasks={c.name: SimpleNamespace(name=c.name, max_score=c.max_score) for c in found.task_cells},
+            )
+        return self._notebooks[key]
+
+    def find_source_cell(self, name: str, notebook: str, assignment: str):
+        from nbgrader.api import MissingEntry
+
+        cell = self.released(notebook, assignment).sources.get(name)
+        if cell is None:
+            raise MissingEntry(f"No such source cell: {assignment}/{notebook}/{name}")
+        return cell
+
+    def find_graded_cell(self, name: str, notebook: str, assignment: str):
+        """A grade cell of that name, else a task cell, as nbgrader's ``find_graded_cell`` looks."""
+        from nbgrader.api import MissingEntry
+
+        released = self.released(notebook, assignment)
+        cell = released.grades.get(name) or released.tasks.get(name)
+        if cell is None:
+            raise MissingEntry(f"No such grade cell: {assignment}/{notebook}/{name}")
+        return cell
+
+    def __getattr__(self, name):
+        return getattr(self._gradebook, name)
+
+
+def released_cells(resources) -> Released | None:
+    """The released cells of the notebook being recorded, read once per batch; None outside a batch."""
+    view = _RELEASED.get(resources["nbgrader"].get(SHARED_GRADEBOOK))
+    if view is None:
+        return None
+    return view.released(resources["nbgrader"]["notebook"], resources["nbgrader"]["assignment"])
+
+
 class SharedOverwriteCells(OverwriteCells):
-    """nbgrader's OverwriteCells, comparing each cell with the release through the batch's open gradebook."""
+    """nbgrader's OverwriteCells, comparing each cell with the release through the batch's open gradebook, whose
+    released cells it reads once per batch (``ReleasedCells``)."""
 
     def preprocess(self, nb, resources):
         shared = shared_gradebook(resources)
@@ -387,7 +459,7 @@ class SharedOverwriteCells(OverwriteCells):
         self.notebook_id = resources["nbgrader"]["notebook"]
         self.assignment_id = resources["nbgrader"]["assignment"]
         self.db_url = resources["nbgrader"]["db_url"]
-        self.gradebook = shared
+        self.gradebook = _RELEASED[resources["nbgrader"][SHARED_GRADEBOOK]]
         nb, resources = super(OverwriteCells, self).preprocess(nb, resources)
         if self.add_missing_cells:
             nb, resources = self.add_missing_grade_cells(nb, resources)
@@ -535,9 +607,11 @@ class BatchAutograde(Autograde):
         self._ready = False  # its writer and exporter made
         self._name = f"{os.getpid()}-{id(self)}"
         _OPEN[self._name] = self.gradebook
+        _RELEASED[self._name] = ReleasedCells(self.gradebook)
 
     def close(self) -> None:
         _OPEN.pop(self._name, None)
+        _RELEASED.pop(self._name, None)
         self.gradebook.db = self._session
         self.gradebook.close()
 
@@ -625,6 +699,10 @@ class BatchAutograde(Autograde):
         if not self._ready:
             self.writer = FilesWriter(parent=self, config=self.config)
             self.exporter = self.exporter_class(parent=self, config=self.config)
+            # nbconvert checks the whole notebook against its schema after every step (a dozen per submission, a
+            # fifth of the recording's CPU); optimistically, once after the last step of each pass, which still
+            # refuses a notebook that a step left invalid, naming that pass's last step.
+            self.exporter.optimistic_validation = True
             self._ready = True
         coursedir = self.coursedir
         coursedir.assignment_id, coursedir.student_id = assignment_id, student_id

@@ -1,5 +1,7 @@
 """The throughput benchmark: its batches are what it says they are, and on a tiny batch it grades with this engine
 and with stock nbgrader (hidden checks run in the kernel, as stock nbgrader runs hidden tests) to the same scores.
+Its otter-grader side has a test per graded cell of every lab, worth the cell's points, and, where otter is
+installed, otter grades a few samples with those tests to this engine's scores.
 
 The benchmark itself is run by hand (benchmarks/autograde_throughput.py, figures in docs/performance.md); this keeps
 it from rotting as the labs change.
@@ -7,7 +9,10 @@ it from rotting as the labs change.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import json
+import zipfile
 from pathlib import Path
 
 import nbformat
@@ -15,7 +20,7 @@ import pytest
 
 from grader.labs import LAB_MODULES
 from grader.notebook import answer_code, read_notebook
-from grader.pipeline import SAMPLE_SUBMISSIONS
+from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "autograde_throughput.py"
 
@@ -81,3 +86,90 @@ def test_on_a_tiny_batch_the_engine_and_stock_nbgrader_give_the_same_scores(benc
     assert figures["count"] == figures["both"] == figures["agree"] == 2, figures["differ"]
     assert not figures["engine"]["failed"] and not figures["stock"]["failed"]
     assert figures["engine"]["seconds"] > 0 and figures["stock"]["seconds"] > 0
+
+
+def otter_test(text: str) -> dict:
+    """What an otter test file of the benchmark declares: its globals, the hidden flag of its one case, and the code
+    the case runs (read from the file's syntax, so that otter is not needed)."""
+    module = ast.parse(text)
+    found = {
+        target.id: ast.literal_eval(node.value)
+        for node in module.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+    }
+    (case,) = [node for node in module.body if isinstance(node, ast.FunctionDef)]
+    (decorator,) = case.decorator_list
+    found["hidden"] = {k.arg: ast.literal_eval(k.value) for k in decorator.keywords}["hidden"]
+    (call,) = [n for n in ast.walk(case) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "exec"]
+    found["code"] = ast.literal_eval(call.args[0])
+    return found
+
+
+def test_every_graded_cell_of_every_lab_gets_an_otter_test_worth_its_points(bench, tmp_path) -> None:
+    course = bench.Course(bench.released_course(tmp_path))
+
+    zips = bench.otter_autograders(bench.graded_checks(course), tmp_path / "autograder")
+
+    assert set(zips) == set(LAB_MODULES)
+    expected = json.loads((SAMPLE_SUBMISSIONS / "expected.json").read_text())
+    for lab in LAB_MODULES:
+        source = nbformat.read(str(DEFAULT_COURSE / "source" / lab / f"{lab}.ipynb"), as_version=4)
+        graded = {c.metadata.nbgrader.grade_id: c for c in source.cells if c.metadata.get("nbgrader", {}).get("grade")}
+        with zipfile.ZipFile(zips[lab]) as archive:
+            tests = {name: otter_test(archive.read(name).decode()) for name in archive.namelist()}
+        assert sorted(tests) == sorted(f"tests/{name}.py" for name in graded), lab
+        for name, cell in graded.items():
+            test = tests[f"tests/{name}.py"]
+            assert test["OK_FORMAT"] is False and test["name"] == name
+            assert test["points"] == cell.metadata.nbgrader.points, name
+            # A visible check's cell runs as released; a hidden one's check is the grader's, as stock's side runs it.
+            assert test["hidden"] == ("lab.hidden(" in cell.source), name
+            assert test["code"] == (bench.HIDDEN_TEST.format(name=name) if test["hidden"] else cell.source), name
+        if lab in expected:
+            assert sum(t["points"] for t in tests.values()) == expected[lab]["max_score"], lab
+
+
+def test_a_submission_goes_to_otter_with_each_graded_cell_an_otter_check_and_its_answers_as_they_are(
+    bench, tmp_path
+) -> None:
+    lab = "lab3_tools_resources"
+    original = SAMPLE_SUBMISSIONS / "solution" / lab / f"{lab}.ipynb"
+    graded = {"catalog_is_a_resource", "catalog_at_unseen_sizes"}
+
+    bench.otter_notebook(original, tmp_path / f"{lab}.ipynb", graded)
+
+    before = nbformat.read(str(original), as_version=4)
+    after = nbformat.read(str(tmp_path / f"{lab}.ipynb"), as_version=4)
+    assert len(after.cells) == len(before.cells)
+    for old, new in zip(before.cells, after.cells, strict=True):
+        name = old.metadata.get("nbgrader", {}).get("grade_id")
+        if name in graded:
+            assert new.source == "" and new.metadata["otter"] == {"tests": [name]}
+        else:
+            assert new.source == old.source and "otter" not in new.metadata
+
+
+def test_otter_with_the_generated_tests_gives_this_engines_scores(bench, tmp_path) -> None:
+    python = bench.otter_python()
+    if python is None:
+        pytest.skip(
+            "otter-grader is installed neither here nor in build/otter-venv (.ci/run makes that venv: "
+            "pip install -e '.[otter]'), so the benchmark's otter side cannot run"
+        )
+    lab = "lab3_tools_resources"
+    bench.released_course(tmp_path, [lab])
+    # The solution, a sample that fails visible and hidden checks, and one that fails hidden checks only (otter
+    # without the hidden tests would give it full marks).
+    samples = ["solution", "catalog_with_the_steps", "catalog_capped_at_twenty"]
+    folder = tmp_path / "otter-submissions"
+    pairs = bench.copy_samples(folder, [(student, lab) for student in samples])
+    engine, engine_pairs = bench.fresh_course(tmp_path, "otter-engine", folder)
+    bench.in_a_fresh_process("engine", engine, engine_pairs, jobs=1)
+
+    figures = bench.otter_side(tmp_path, "otter", folder, pairs, engine, python=python)
+
+    assert not figures["failed"]
+    assert figures["both"] == figures["agree"] == len(samples), figures["differ"]
+    expected = json.loads((SAMPLE_SUBMISSIONS / "expected.json").read_text())[lab]["samples"]
+    assert bench.scores(engine) == {(student, lab): expected[student]["score"] for student in samples}

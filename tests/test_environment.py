@@ -4,7 +4,8 @@
   grader/, servers/ and labkit/ import unconditionally comes with them (through the packages they require), and
   nothing that only the tests or the maintainers use is among them.
 - The extras: ``test`` (pytest, nbval, hypothesis, pytest-playwright), ``dask``, ``hub`` (JupyterHub, the pin the
-  hub's test venv installs) and ``dev`` (test, ruff, import-linter).
+  hub's test venv installs), ``otter`` (otter-grader, the benchmark's second baseline, in a venv of its own) and
+  ``dev`` (test, ruff, import-linter).
 - environment.yml lists the runtime with the same bounds, and says how to add each extra.
 - The README's two commands install what each needs, and .ci/run runs them as written.
 """
@@ -150,11 +151,14 @@ def test_every_module_the_course_imports_comes_with_the_runtime_or_is_optional()
     assert optional <= {"dask", "rich"}
 
 
-def test_the_extras_are_test_dask_hub_and_dev():
-    assert set(EXTRAS) == {"test", "dask", "hub", "dev"}
+def test_the_extras_are_test_dask_hub_otter_and_dev():
+    assert set(EXTRAS) == {"test", "dask", "hub", "otter", "dev"}
     assert {"pytest", "nbval", "hypothesis", "pytest-playwright"} <= set(extra("test"))
     assert set(extra("dask")) == {"dask"}
     assert set(extra("hub")) == {"jupyterhub"}
+    # The benchmark's second baseline, at the version its figures were measured with.
+    otter = extra("otter")
+    assert set(otter) == {"otter-grader"} and str(otter["otter-grader"].specifier).startswith("==")
     dev = extra("dev")
     assert {"ruff", "import-linter"} <= set(dev)
     assert dev[canonicalize_name(PROJECT["name"])].extras == {"test"}  # the test extra, whole

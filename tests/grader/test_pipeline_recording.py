@@ -3,12 +3,16 @@ batch, not once per submission, and each submission is one transaction (real nbg
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
 import pytest
+from nbconvert.exporters import Exporter
 from nbgrader.api import Gradebook
 from nbgrader.converters import Autograde
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course
@@ -38,7 +42,7 @@ def collected(released: Path, where: Path, students: list[str]) -> tuple[Course,
 def grade_counting(released: Path, where: Path, students: list[str], monkeypatch) -> dict[str, int]:
     """Autograde ``students``' samples in a copy of the course, counting what the recording set up and committed."""
     course, course_root, pairs = collected(released, where, students)
-    counts = {"gradebooks": 0, "converters": 0, "commits": 0}
+    counts = {"gradebooks": 0, "converters": 0, "commits": 0, "validations": 0}
 
     def counted(cls, name, key):
         original = getattr(cls, name)
@@ -55,7 +59,18 @@ def grade_counting(released: Path, where: Path, students: list[str], monkeypatch
     counted(Gradebook, "__init__", "gradebooks")
     counted(Autograde, "__init__", "converters")
     counted(Session, "commit", "commits")
-    outcomes = course.autograde(pairs, jobs=1)
+    counted(Exporter, "_validate_preprocessor", "validations")
+    counts["released_reads"] = 0
+
+    def seen(conn, cursor, statement, parameters, context, executemany) -> None:
+        if statement.lstrip().upper().startswith("SELECT") and re.search(r"\bFROM source_cell\b", statement):
+            counts["released_reads"] += 1
+
+    event.listen(Engine, "before_cursor_execute", seen)
+    try:
+        outcomes = course.autograde(pairs, jobs=1)
+    finally:
+        event.remove(Engine, "before_cursor_execute", seen)
     monkeypatch.undo()
     assert all(o.ok for o in outcomes), outcomes
     return counts
@@ -68,6 +83,34 @@ def test_recording_opens_the_gradebook_and_makes_the_converter_once_per_batch(re
     assert four["converters"] == one["converters"] == 1
     assert four["gradebooks"] == one["gradebooks"]  # none per submission
     assert four["commits"] - one["commits"] == len(STUDENTS) - 1  # one transaction per submission, not per cell
+    # The notebook checked against nbformat's schema once after each of the two passes (sanitising, autograding), not
+    # after each of their dozen steps.
+    assert four["validations"] == 2 * len(STUDENTS)
+    # The released cells each submission is compared with (OverwriteCells) are read once per batch, not per cell.
+    assert 0 < four["released_reads"] == one["released_reads"]
+
+
+def test_a_notebook_a_step_leaves_invalid_is_still_refused_and_nothing_of_it_recorded(
+    released, tmp_path, monkeypatch
+) -> None:
+    """Validated once per pass, a notebook that one step (here nbgrader's LimitOutput, in the autograding pass) leaves
+    invalid is still refused: the submission is not graded, saying why, and the gradebook holds nothing of it."""
+    from nbgrader.preprocessors import LimitOutput
+
+    course, course_root, pairs = collected(released, tmp_path, STUDENTS[:2])
+    original = LimitOutput.preprocess
+
+    def breaks_the_notebook(self, nb, resources):
+        nb, resources = original(self, nb, resources)
+        if resources["nbgrader"]["student"] == STUDENTS[1]:
+            nb.cells[0]["cell_type"] = "not a cell type"
+        return nb, resources
+
+    monkeypatch.setattr(LimitOutput, "preprocess", breaks_the_notebook)
+    outcomes = {o.student: o for o in course.autograde(pairs, jobs=1)}
+    assert outcomes[STUDENTS[0]].ok
+    assert not outcomes[STUDENTS[1]].ok and outcomes[STUDENTS[1]].message
+    assert [r["student"] for r in course.gradebook()] == [STUDENTS[0]]
 
 
 def test_a_batch_records_the_same_scores_as_nbgraders_own_autograde_one_submission_at_a_time(
@@ -116,12 +159,8 @@ def test_each_lookup_of_a_recording_reads_only_that_submissions_rows(released, t
     one (SQLite does not index a foreign key, and nbgrader's schema leaves a notebook's grades and comments, an
     assignment's notebooks and a student's assignments unindexed: measured, the recording's cost grew by 30% over
     2,000 submissions)."""
-    import re
     import sqlite3
     from collections import Counter
-
-    from sqlalchemy import event
-    from sqlalchemy.engine import Engine
 
     course, course_root, pairs = collected(released, tmp_path, STUDENTS)
     sent: Counter = Counter()
@@ -151,3 +190,36 @@ def test_each_lookup_of_a_recording_reads_only_that_submissions_rows(released, t
                 if not keys & set(GROWING[found.group(1)]):
                     wide.add((row[-1], statement.split("FROM", 1)[-1].strip()[:100]))
     assert not wide, wide
+
+
+def test_released_cells_answer_as_the_gradebook_does(released) -> None:
+    """What OverwriteCells reads of the release, read once: each source cell and graded cell as nbgrader's own
+    lookups give it, and nbgrader's MissingEntry, with its words, for a name the release does not hold."""
+    from nbgrader.api import MissingEntry
+
+    from grader.course import ReleasedCells
+
+    with Gradebook(f"sqlite:///{released / 'gradebook.db'}") as gb:
+        view = ReleasedCells(gb)
+        notebook = gb.find_notebook(LAB, LAB)
+        assert notebook.source_cells and notebook.grade_cells
+        for cell in notebook.source_cells:
+            got = view.find_source_cell(cell.name, LAB, LAB)
+            assert (got.cell_type, got.locked, got.source, got.checksum) == (
+                cell.cell_type,
+                cell.locked,
+                cell.source,
+                cell.checksum,
+            )
+        for cell in notebook.grade_cells + notebook.task_cells:
+            assert (
+                view.find_graded_cell(cell.name, LAB, LAB).max_score
+                == gb.find_graded_cell(cell.name, LAB, LAB).max_score
+            )
+        for lookup in ("find_source_cell", "find_graded_cell"):
+            with pytest.raises(MissingEntry) as theirs:
+                getattr(gb, lookup)("no_such_cell", LAB, LAB)
+            with pytest.raises(MissingEntry) as ours:
+                getattr(view, lookup)("no_such_cell", LAB, LAB)
+            assert str(ours.value) == str(theirs.value)
+        assert view.find_notebook(LAB, LAB) is notebook  # anything else is the gradebook's own
