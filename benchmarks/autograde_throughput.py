@@ -618,9 +618,9 @@ def graded_cell(env):
 """
 
 
-# Where CI installs the otter extra: a venv of its own beside the course's, since otter brings JupyterLab extensions
+# Where CI installs the otter extra: a venv of its own inside the course's, since otter brings JupyterLab extensions
 # (ipylab, jupytext's) that would change the JupyterLab the course's own tests and learners see.
-OTTER_VENV_PYTHON = REPO / "build" / "otter-venv" / "bin" / "python"
+OTTER_VENV_PYTHON = REPO / ".venv" / "otter" / "bin" / "python"
 
 
 def otter_python(given: str | None = None) -> str | None:
@@ -880,8 +880,7 @@ def main() -> int:
     parser.add_argument(
         "--otter-python",
         default=None,
-        help="The interpreter of a venv with otter and the course installed (default: this one, else "
-        "build/otter-venv's).",
+        help="The interpreter of a venv with otter and the course installed (default: this one, else .venv/otter's).",
     )
     parser.add_argument(
         "--cohort", type=int, default=0, help="Grade this many submissions instead (the samples repeated)."

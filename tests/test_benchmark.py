@@ -154,22 +154,27 @@ def test_otter_with_the_generated_tests_gives_this_engines_scores(bench, tmp_pat
     python = bench.otter_python()
     if python is None:
         pytest.skip(
-            "otter-grader is installed neither here nor in build/otter-venv (.ci/run makes that venv: "
+            "otter-grader is installed neither here nor in .venv/otter (.ci/run makes that venv: "
             "pip install -e '.[otter]'), so the benchmark's otter side cannot run"
         )
-    lab = "lab3_tools_resources"
-    bench.released_course(tmp_path, [lab])
-    # The solution, a sample that fails visible and hidden checks, and one that fails hidden checks only (otter
-    # without the hidden tests would give it full marks).
-    samples = ["solution", "catalog_with_the_steps", "catalog_capped_at_twenty"]
+    # Lab 3's solution, a sample that fails visible and hidden checks, and one that fails hidden checks only (otter
+    # without the hidden tests would give it full marks); and lab 2's solution, whose checks start the servers its
+    # configuration names in the sandbox, from the kernel's interpreter (which the sandbox must let them reach).
+    pairs_of = [
+        ("solution", "lab3_tools_resources"),
+        ("catalog_with_the_steps", "lab3_tools_resources"),
+        ("catalog_capped_at_twenty", "lab3_tools_resources"),
+        ("solution", "lab2_scopes_expansion"),
+    ]
+    bench.released_course(tmp_path, sorted({lab for _, lab in pairs_of}))
     folder = tmp_path / "otter-submissions"
-    pairs = bench.copy_samples(folder, [(student, lab) for student in samples])
+    pairs = bench.copy_samples(folder, pairs_of)
     engine, engine_pairs = bench.fresh_course(tmp_path, "otter-engine", folder)
     bench.in_a_fresh_process("engine", engine, engine_pairs, jobs=1)
 
     figures = bench.otter_side(tmp_path, "otter", folder, pairs, engine, python=python)
 
     assert not figures["failed"]
-    assert figures["both"] == figures["agree"] == len(samples), figures["differ"]
-    expected = json.loads((SAMPLE_SUBMISSIONS / "expected.json").read_text())[lab]["samples"]
-    assert bench.scores(engine) == {(student, lab): expected[student]["score"] for student in samples}
+    assert figures["both"] == figures["agree"] == len(pairs_of), figures["differ"]
+    expected = json.loads((SAMPLE_SUBMISSIONS / "expected.json").read_text())
+    assert bench.scores(engine) == {(s, lab): expected[lab]["samples"][s]["score"] for s, lab in pairs_of}
