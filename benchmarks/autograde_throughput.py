@@ -251,6 +251,12 @@ lab.check({name!r})"""
 HIDDEN_CELL = re.compile(r'lab\.hidden\("([^"]+)"\)')
 
 
+def hidden_check(source_cell) -> str | None:
+    """The name of the hidden check a released (locked) cell of the gradebook runs, else None."""
+    found = HIDDEN_CELL.search(source_cell.source or "") if source_cell.locked else None
+    return found.group(1) if found else None
+
+
 def hidden_tests_in_the_kernel(course: Course) -> int:
     """Give the stock course the hidden checks the way stock nbgrader has hidden tests: the released graded cell's
     source in the gradebook runs the check in the kernel (nbgrader's OverwriteCells puts a locked cell's source back
@@ -265,10 +271,10 @@ def hidden_tests_in_the_kernel(course: Course) -> int:
         for assignment in gb.assignments:
             for notebook in assignment.notebooks:
                 for source in notebook.source_cells:
-                    found = HIDDEN_CELL.search(source.source or "")
-                    if not found or not source.locked:
+                    name = hidden_check(source)
+                    if name is None:
                         continue
-                    cell = new_code_cell(HIDDEN_TEST.format(name=found.group(1)))
+                    cell = new_code_cell(HIDDEN_TEST.format(name=name))
                     graded = {c.name: c for c in notebook.grade_cells}.get(source.name)
                     cell.metadata["nbgrader"] = {
                         "grade": graded is not None,
@@ -372,11 +378,7 @@ def compare(
     stock, stock_pairs = fresh_course(work, f"{name}-stock", folder)
     hidden_tests_in_the_kernel(stock)
     figures["stock"] = in_a_fresh_process("stock", stock, stock_pairs, timeout=stock_timeout)
-    ours, theirs = scores(engine), scores(stock)
-    both = sorted(set(ours) & set(theirs))
-    figures["agree"] = sum(ours[p] == theirs[p] for p in both)
-    figures["both"] = len(both)
-    figures["differ"] = [(f"{p[0]}/{p[1]}", ours[p], theirs[p]) for p in both if ours[p] != theirs[p]]
+    figures.update(agreement(scores(engine), scores(stock)))
     figures["ratio"] = figures["stock"]["seconds"] / figures["engine"]["seconds"]
     if otter:
         figures["otter"] = otter_side(work, name, folder, pairs, engine, python=otter)
@@ -391,12 +393,19 @@ def otter_side(work: Path, name: str, folder: Path, pairs, engine: Course, pytho
     engine's, graded already in ``engine``."""
     side = otter_course(Course(released_course(work)), folder, pairs, work / f"{name}-otter")
     figures = in_a_fresh_process("otter", engine, pairs, folder=str(side), python=python)
-    ours, theirs = scores(engine), figures.pop("scores")
-    both = sorted(set(ours) & set(theirs))
-    figures["agree"] = sum(ours[p] == theirs[p] for p in both)
-    figures["both"] = len(both)
-    figures["differ"] = [(f"{p[0]}/{p[1]}", ours[p], theirs[p]) for p in both if ours[p] != theirs[p]]
+    figures.update(agreement(scores(engine), figures.pop("scores")))
     return figures
+
+
+def agreement(ours: dict, theirs: dict) -> dict:
+    """How two sides' scores, keyed (student, lab), compare on the submissions both graded: how many agree, of how
+    many, and each that differs ("student/lab", ours, theirs)."""
+    both = sorted(set(ours) & set(theirs))
+    return {
+        "agree": sum(ours[p] == theirs[p] for p in both),
+        "both": len(both),
+        "differ": [(f"{p[0]}/{p[1]}", ours[p], theirs[p]) for p in both if ours[p] != theirs[p]],
+    }
 
 
 def cpu_split(work: Path, pairs_of: list[tuple[str, str]]) -> dict[str, float]:
@@ -649,11 +658,11 @@ def graded_checks(course: Course) -> dict[str, dict[str, dict]]:
                 sources = {cell.name: cell for cell in notebook.source_cells}
                 for graded in notebook.grade_cells:
                     source = sources[graded.name]
-                    found = HIDDEN_CELL.search(source.source or "") if source.locked else None
+                    hidden = hidden_check(source)
                     checks[assignment.name][graded.name] = {
                         "points": float(graded.max_score),
-                        "hidden": found is not None,
-                        "code": HIDDEN_TEST.format(name=found.group(1)) if found else source.source,
+                        "hidden": hidden is not None,
+                        "code": HIDDEN_TEST.format(name=hidden) if hidden else source.source,
                     }
     return dict(checks)
 
