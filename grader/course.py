@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_output
 from nbgrader import utils
 from nbgrader.converters import Autograde, GenerateAssignment
@@ -44,7 +45,7 @@ from traitlets.config import Config
 from grader.engine.grading import CALL_TIMEOUT_SECONDS, grade_code
 from grader.feedback import configure_feedback
 from grader.labs import LAB_MODULES, lab_checks
-from grader.notebook import answer_code
+from grader.notebook import STARTING_CODE, answer_code, starting_code
 from grader.quizzes import UnknownQuiz, is_quiz, quiz
 from grader.quizzes.grading import Verdict, breakdown_html, breakdown_text
 from grader.quizzes.grading import grade as grade_quiz
@@ -62,10 +63,18 @@ def graded_cells(nb):
 
 
 def verdict_outputs(result: CheckResult) -> list:
-    """A graded cell's outputs for one check: the verdict in words, and the score as its result."""
+    """A graded cell's outputs for one check: the verdict in words, and the score as its result.
+
+    What nbformat's ``new_output`` makes, without checking each output against the schema on its own (a fifth of
+    a submission's recording, with one per check): the exporter checks the whole notebook once per pass."""
     return [
-        new_output("stream", name="stdout", text=result.line() + "\n"),
-        new_output("execute_result", data={"text/plain": repr(float(result.score))}, execution_count=1),
+        NotebookNode(output_type="stream", name="stdout", text=result.line() + "\n"),
+        NotebookNode(
+            output_type="execute_result",
+            metadata=NotebookNode(),
+            data=NotebookNode({"text/plain": repr(float(result.score))}),
+            execution_count=1,
+        ),
     ]
 
 
@@ -275,17 +284,6 @@ class RestoreGradedCells(NbGraderPreprocessor):
         return nb, resources
 
 
-STARTING_CODE = "starting_code"  # key under an answer cell's metadata["course"]
-
-
-def starting_code(cell) -> str | None:
-    """The code an answer cell hands out instead of a stub (lab 4: the flawed server to fix), if any."""
-    value = cell.get("metadata", {}).get("course", {}).get(STARTING_CODE)
-    if value is None:
-        return None
-    return value if isinstance(value, str) else "".join(value)
-
-
 class ClearSolutionsToStartingCode(ClearSolutions):
     """nbgrader's ClearSolutions, except that an answer cell with starting code is handed out with that code.
 
@@ -325,8 +323,10 @@ class SaveCheckGrades(SaveAutoGrades):
         self.assignment_id = resources["nbgrader"]["assignment"]
         self.student_id = resources["nbgrader"]["student"]
         self.db_url = resources["nbgrader"]["db_url"]
-        self.gradebook = shared
-        return super(SaveAutoGrades, self).preprocess(nb, resources)
+        self.gradebook = SubmissionScores(shared, self.notebook_id, self.assignment_id, self.student_id)
+        nb, resources = super(SaveAutoGrades, self).preprocess(nb, resources)
+        shared.db.commit()  # the notebook's scores and comments written at once, in the submission's transaction
+        return nb, resources
 
     def _add_score(self, cell, resources):
         if not (utils.is_solution(cell) and is_quiz(resources["nbgrader"]["assignment"])):
@@ -337,6 +337,62 @@ class SaveCheckGrades(SaveAutoGrades):
         grade.auto_score = quiz_cell_score(cell, self.log)
         grade.needs_manual_grade = grade.manual_score is not None or grade.auto_score is None
         self.gradebook.db.commit()
+
+
+class SubmissionScores:
+    """The batch's open gradebook as SaveCheckGrades writes one submitted notebook's scores and comments through it:
+    the notebook's grades and comments read in two queries, not in one six-table query per cell, and written when the
+    notebook is done (``SaveCheckGrades.preprocess``) instead of flushed after each cell. nbgrader's own ``_add_score``
+    and ``_add_comment`` do the writing. A name the notebook does not hold is looked up in the gradebook itself,
+    which raises nbgrader's MissingEntry; everything else goes to the gradebook as well."""
+
+    def __init__(self, gradebook, notebook: str, assignment: str, student: str) -> None:
+        from types import SimpleNamespace
+
+        from nbgrader.api import (
+            Assignment,
+            BaseCell,
+            Comment,
+            Grade,
+            Notebook,
+            SubmittedAssignment,
+            SubmittedNotebook,
+        )
+
+        self._gradebook = gradebook
+        self._where = (notebook, assignment, student)
+        self.db = SimpleNamespace(commit=lambda: None)  # nbgrader commits after each cell; here, once per notebook
+
+        def by_name(model) -> dict:
+            """The notebook's rows of ``model`` by their cell's name (a notebook's cell names are its own: nbgrader
+            refuses a release with two cells of one name, so a grade's cell is its grade or task cell, a comment's its
+            solution or task cell, as nbgrader's lookups find them)."""
+            found = (
+                gradebook.db.query(model, BaseCell.name)
+                .join(BaseCell, BaseCell.id == model.cell_id)
+                .join(SubmittedNotebook, SubmittedNotebook.id == model.notebook_id)
+                .join(Notebook, Notebook.id == SubmittedNotebook.notebook_id)
+                .join(SubmittedAssignment, SubmittedAssignment.id == SubmittedNotebook.assignment_id)
+                .join(Assignment, Assignment.id == SubmittedAssignment.assignment_id)
+                .filter(
+                    Notebook.name == notebook, Assignment.name == assignment, SubmittedAssignment.student_id == student
+                )
+            )
+            return {name: row for row, name in found}
+
+        self._grades = by_name(Grade)
+        self._comments = by_name(Comment)
+
+    def find_grade(self, name: str, notebook: str, assignment: str, student: str):
+        found = self._grades.get(name) if (notebook, assignment, student) == self._where else None
+        return found if found is not None else self._gradebook.find_grade(name, notebook, assignment, student)
+
+    def find_comment(self, name: str, notebook: str, assignment: str, student: str):
+        found = self._comments.get(name) if (notebook, assignment, student) == self._where else None
+        return found if found is not None else self._gradebook.find_comment(name, notebook, assignment, student)
+
+    def __getattr__(self, name):
+        return getattr(self._gradebook, name)
 
 
 # --- recording a batch through one open gradebook ------------------------------------------------------------

@@ -26,6 +26,17 @@ def is_answer_cell(cell) -> bool:
     return cell.get("cell_type") == "code" and meta.get("solution") is True and meta.get("grade") is not True
 
 
+STARTING_CODE = "starting_code"  # key under an answer cell's metadata["course"]
+
+
+def starting_code(cell) -> str | None:
+    """The code an answer cell hands out instead of a stub (lab 4: the flawed server to fix), if any."""
+    value = cell.get("metadata", {}).get("course", {}).get(STARTING_CODE)
+    if value is None:
+        return None
+    return value if isinstance(value, str) else "".join(value)
+
+
 def answer_code(nb: nbformat.NotebookNode) -> str:
     """The answer cells' code in notebook order, with solution markers dropped (for source notebooks).
 

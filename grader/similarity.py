@@ -41,8 +41,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.course import starting_code
-from grader.notebook import NotANotebook, answer_code, is_answer_cell, read_notebook
+from grader.notebook import NotANotebook, answer_code, is_answer_cell, read_notebook, starting_code
 
 SIMILARITY_THRESHOLD = 0.8  # Jaccard of two answers' own fingerprints at or above which they are near-identical
 KGRAM = 8  # tokens per fingerprinted passage

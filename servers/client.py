@@ -119,6 +119,76 @@ class Session(AbstractContextManager["Session"]):
         self.close()
 
 
+class InlineSession(Session):
+    """A blocking session whose event loop runs in the calling thread, and only while a request is made.
+
+    ``Session`` runs its loop in a helper thread, so a call from a notebook cell (whose kernel runs a
+    loop of its own) can wait on it; each request then hops to that thread and back (about a tenth of
+    a millisecond, and the two threads' turns at the interpreter). Here the loop is this thread's own:
+    for code that makes many requests from one thread outside any running loop, such as the grader's
+    checks on a learner host. Between requests the connection's tasks wait, and what the server sends
+    meanwhile waits in the pipe. Use it from one thread at a time, never inside a running event loop
+    (a Jupyter cell's): the first request would fail, saying so.
+    """
+
+    def __init__(self, server: Any, *, timeout: float | None = 30.0, client_info: Any = None) -> None:
+        import asyncio
+
+        self._timeout = timeout
+        self._loop = asyncio.new_event_loop()
+        self._closing: Any = None
+        self._held: Any = None
+        try:
+            self.client = self._until_done(self._open(server, client_info))
+        except BaseException:
+            self._loop.close()
+            raise
+
+    def _until_done(self, coroutine) -> Any:
+        """Run the loop in this thread until ``coroutine`` is done (refused inside a running loop, the coroutine unstarted)."""
+        try:
+            return self._loop.run_until_complete(coroutine)
+        except BaseException:
+            coroutine.close()  # unstarted when the loop refused to run: no "never awaited" warning
+            raise
+
+    async def _open(self, server: Any, client_info: Any) -> Client:
+        """Enter the client in a task that holds it until ``close`` (its cancel scopes stay in one task)."""
+        import asyncio
+
+        opened: asyncio.Future = self._loop.create_future()
+        self._closing = asyncio.Event()
+
+        async def hold() -> None:
+            async with Client(server, read_timeout_seconds=self._timeout, client_info=client_info) as client:
+                opened.set_result(client)
+                await self._closing.wait()
+
+        self._held = self._loop.create_task(hold())
+        await asyncio.wait([opened, self._held], return_when=asyncio.FIRST_COMPLETED)
+        if not opened.done():  # the client could not start: its error, as Session raises it
+            self._held.result()
+            raise RuntimeError("the MCP client ended before it connected")  # pragma: no cover - hold() raises first
+        return opened.result()
+
+    def _run(self, fn, *args: Any) -> Any:
+        async def bounded() -> Any:
+            with anyio.fail_after(self._timeout) if self._timeout else nullcontext():
+                return await fn(*args)
+
+        return self._until_done(bounded())
+
+    def close(self) -> None:
+        if self._loop.is_closed():
+            return
+        try:
+            if self._held is not None and not self._held.done():
+                self._closing.set()
+                self._loop.run_until_complete(self._held)
+        finally:
+            self._loop.close()
+
+
 def in_a_kernel() -> bool:
     """True inside a Jupyter kernel, where ``sys.stderr`` is the running cell's output."""
     return type(sys.stderr).__module__.startswith("ipykernel")

@@ -148,12 +148,23 @@ def build_server(
     templates: Sequence[TemplateSpec] = (),
     prompts: Sequence[PromptSpec] = (),
     invalid_arguments: Callable[[str, ValidationError], dict[str, Any]] = validation_result,
+    run: Callable[..., Any] | None = None,
 ) -> Server:
     """A low-level MCP server publishing ``specs`` as tools, and resources, templates and prompts.
 
     ``invalid_arguments(tool, error)`` answers a call whose arguments fail the tool's input model
-    (default: a ``validation`` error result).
+    (default: a ``validation`` error result). Each handler runs in a worker thread, so one that never
+    returns cannot block the event loop: a client's timeout still fires, in process as over stdio.
+    ``run(handler, *args)``, when given, runs them instead, in the event loop's own thread: for a
+    server over stdio whose client stops it when a call hangs (the learner host), which spares each
+    call the hop to a worker thread and back.
     """
+
+    async def handle(handler: Callable[..., Any], *args: Any) -> Any:
+        if run is not None:
+            return run(handler, *args)
+        return await anyio.to_thread.run_sync(handler, *args, abandon_on_cancel=True)
+
     by_name = {spec.name: spec for spec in specs}
     by_uri = {spec.uri: spec for spec in resources}
     prompt_by_name = {spec.name: spec for spec in prompts}
@@ -170,10 +181,7 @@ def build_server(
             arguments = spec.input_model.model_validate(params.arguments or {})
         except ValidationError as exc:
             return to_call_tool_result(invalid_arguments(spec.name, exc))
-        # Handlers run in a worker thread, so a handler that never returns cannot block the event
-        # loop: a client's timeout still fires, in process as over stdio.
-        result = await anyio.to_thread.run_sync(spec.handler, arguments, abandon_on_cancel=True)
-        return to_call_tool_result(result)
+        return to_call_tool_result(await handle(spec.handler, arguments))
 
     async def list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=[spec.to_resource() for spec in resources])
@@ -187,14 +195,14 @@ def build_server(
         uri = str(params.uri)
         if uri in by_uri:
             spec = by_uri[uri]
-            text = await anyio.to_thread.run_sync(spec.read, abandon_on_cancel=True)
+            text = await handle(spec.read)
             return types.ReadResourceResult(
                 contents=[types.TextResourceContents(uri=uri, mime_type=spec.mime_type, text=text)]
             )
         for template in templates:
             match = template.match(uri)
             if match is not None:
-                text = await anyio.to_thread.run_sync(template.read, match, abandon_on_cancel=True)
+                text = await handle(template.read, match)
                 if text is not None:
                     contents = types.TextResourceContents(uri=uri, mime_type=template.mime_type, text=text)
                     return types.ReadResourceResult(contents=[contents])

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 
 from grader.engine import sandbox
-from servers.learner_host.host import load_learner_code, serve
+from servers.learner_host.host import call_here, load_learner_code, serve
 
 parser = argparse.ArgumentParser(prog="python -m grader.engine.lockedhost", description=__doc__)
 parser.add_argument("--lab", required=True, help="The lab whose tools to serve, e.g. lab1_error_results.")
@@ -23,4 +23,4 @@ sandbox.prepare(options.lab)
 lockdown = sandbox.lock_down(options.cell_seconds)
 with sandbox.loading(lockdown):
     namespace, load_error = load_learner_code(options.lab, code)
-serve(options.lab, namespace, load_error)
+serve(options.lab, namespace, load_error, sandbox.watched(lockdown, call_here))

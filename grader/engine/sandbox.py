@@ -20,10 +20,11 @@ before the answer cells run:
 The last is watched only where the learner's code runs, because a watch on every Python call
 doubled the host's CPU: from Python 3.12, through ``sys.monitoring``'s one process-wide event
 for raised exceptions, which ignores every frame but the answer cells'; on Python 3.11, with a
-trace function in the threads that run the learner's calls (the host runs them in worker
-threads) and in the main thread while the cells load, not while the host serves MCP. So on 3.11
-an ``async`` handler of a learner's own server (it runs in the main thread) that catches its
-own MemoryError is not reported as the memory limit; the limit itself holds either way.
+trace function in the main thread while the cells load and while it runs a learner's function for
+a harness tool (``watched``), and in worker threads (where a learner's own server runs its sync
+tools), not while the host serves MCP. So on 3.11 an ``async`` handler of a learner's own server
+(it runs in the main thread) that catches its own MemoryError is not reported as the memory limit;
+the limit itself holds either way.
 
 Python-level only: code that reaches the C library (ctypes) or walks from objects the host
 hands it (a kit function's ``__globals__``) gets past the hook; the supervisor's limits, user
@@ -250,6 +251,22 @@ def lock_down(cell_seconds: float | None) -> Lockdown:
     return lockdown
 
 
+def watched(lockdown: Lockdown, run):
+    """``run(handler, *args)`` (how the host runs a harness tool's handler in its serving thread), on Python 3.11 (no
+    sys.monitoring) under the trace that watches the answer cells' frames, for that call only."""
+    if lockdown.monitored:
+        return run
+
+    def traced(handler, *args):
+        sys.settrace(_watch_calls)
+        try:
+            return run(handler, *args)
+        finally:
+            sys.settrace(None)
+
+    return traced
+
+
 @contextmanager
 def loading(lockdown: Lockdown) -> Iterator[None]:
     """While answer cells load: each cell's top level runs under a timer, and prints go to stderr."""
@@ -263,7 +280,8 @@ def loading(lockdown: Lockdown) -> Iterator[None]:
     finally:
         lockdown.loading = False
         signal.setitimer(signal.ITIMER_REAL, 0)
-        # This thread serves MCP from now on; the learner's code runs in worker threads, which keep their trace.
+        # This thread serves MCP from now on: traced only while it runs a learner's function for a call (``watched``);
+        # worker threads (tools of a learner's own server) keep their trace.
         sys.settrace(None)
         signal.signal(signal.SIGALRM, previous)
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import sys
@@ -122,12 +123,31 @@ def load_learner_code(lab: str, code: str) -> tuple[dict[str, Any], str | None]:
     return namespace, load_error
 
 
-def build_server(lab: str, namespace: dict[str, Any], *, load_error: str | None = None) -> Server:
+def call_here(handler: Callable[..., Any], *args: Any) -> Any:
+    """How the host over stdio runs a harness tool's handler, and the learner's function in it: in the serving thread.
+
+    The harness's calls are short and one at a time, and whoever talks to the host over stdio stops it when a
+    call hangs (the grader), so no worker thread has to keep the loop free: each call is spared the hop to one
+    and back, a third of the host's time per call. The learner's function sees no event loop running, as in
+    the worker thread an in-process host (a lab notebook's) runs it in: it may start one of its own.
+    """
+    loop = asyncio._get_running_loop()
+    asyncio._set_running_loop(None)
+    try:
+        return handler(*args)
+    finally:
+        asyncio._set_running_loop(loop)
+
+
+def build_server(
+    lab: str, namespace: dict[str, Any], *, load_error: str | None = None, run: Callable[..., Any] | None = None
+) -> Server:
     """The learner host for ``lab`` around ``namespace``.
 
     ``load_error`` (what failed while the answer cells ran) is added to the message of any
     call that needs a name those cells did not define. In a lab where the learner writes the
-    server, that server itself is served.
+    server, that server itself is served. ``run(handler, *args)`` runs each harness tool's handler
+    (default: in a worker thread, which an in-process host needs: see ``servers.toolkit.build_server``).
     """
     hosts = _hosts()
     if lab not in hosts:
@@ -136,7 +156,9 @@ def build_server(lab: str, namespace: dict[str, Any], *, load_error: str | None 
         namespace.setdefault(LOAD_ERRORS, load_error)
     if lab in SERVER_LABS:
         return learner_server(namespace)
-    return build_mcp_server(f"learner-host-{lab}", hosts[lab](namespace), invalid_arguments=harness_arguments_refused)
+    return build_mcp_server(
+        f"learner-host-{lab}", hosts[lab](namespace), invalid_arguments=harness_arguments_refused, run=run
+    )
 
 
 def learner_server(namespace: dict[str, Any]) -> Server:
@@ -169,14 +191,15 @@ def learner_server(namespace: dict[str, Any]) -> Server:
     )
 
 
-def serve(lab: str, namespace: dict[str, Any], load_error: str | None) -> NoReturn:
+def serve(lab: str, namespace: dict[str, Any], load_error: str | None, run: Callable[..., Any] = call_here) -> NoReturn:
     """Serve the host for ``lab`` around ``namespace`` on stdio until the session ends, then end the process.
 
-    It ends at once, whatever threads remain: a worker thread still running learner code (a handler that
-    loops, or one the exit cut short) must not keep the process alive after its session is over.
+    It ends at once, whatever threads remain: a worker thread still running learner code (a tool of a
+    learner's server that loops, or one the exit cut short) must not keep the process alive after its
+    session is over. ``run``: as ``build_server`` takes it.
     """
     try:
-        run_stdio(build_server(lab, namespace, load_error=load_error))
+        run_stdio(build_server(lab, namespace, load_error=load_error, run=run))
     except SystemExit as exc:  # sys.exit in a tool of a learner-written server ends the serving loop from inside
         status = exc.code if isinstance(exc.code, int) else 1
     else:

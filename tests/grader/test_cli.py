@@ -214,3 +214,14 @@ def test_the_command_leaves_its_objects_to_the_process_end_not_to_the_cycle_coll
     decision, at_exit = done.stdout.strip().rsplit("\n", 1)
     assert json.loads(decision)["action"] == "retry"
     assert json.loads(at_exit)["frozen"] > 10_000
+
+
+def test_the_command_line_is_read_before_nbgrader_is_imported():
+    """``autograde`` starts the learner hosts' fork server once its command line is read, so that the server boots on
+    another core while this process imports nbgrader (most of its start): reading the command line imports none of it."""
+    import subprocess
+    import sys
+
+    probe = "import sys; from grader.cli import build_parser; build_parser(); print(sorted({m.split('.')[0] for m in sys.modules} & {'nbgrader', 'nbconvert', 'sqlalchemy'}))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True).stdout
+    assert out.strip() == "[]"

@@ -15,6 +15,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
+from grader.course import _DeferredSession
 from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course
 
 LAB = "lab3_tools_resources"
@@ -42,7 +43,7 @@ def collected(released: Path, where: Path, students: list[str]) -> tuple[Course,
 def grade_counting(released: Path, where: Path, students: list[str], monkeypatch) -> dict[str, int]:
     """Autograde ``students``' samples in a copy of the course, counting what the recording set up and committed."""
     course, course_root, pairs = collected(released, where, students)
-    counts = {"gradebooks": 0, "converters": 0, "commits": 0, "validations": 0}
+    counts = {"gradebooks": 0, "converters": 0, "commits": 0, "validations": 0, "lookups": 0, "flushes": 0}
 
     def counted(cls, name, key):
         original = getattr(cls, name)
@@ -60,6 +61,9 @@ def grade_counting(released: Path, where: Path, students: list[str], monkeypatch
     counted(Autograde, "__init__", "converters")
     counted(Session, "commit", "commits")
     counted(Exporter, "_validate_preprocessor", "validations")
+    counted(Gradebook, "find_grade", "lookups")
+    counted(Gradebook, "find_comment", "lookups")
+    counted(_DeferredSession, "commit", "flushes")
     counts["released_reads"] = 0
 
     def seen(conn, cursor, statement, parameters, context, executemany) -> None:
@@ -88,6 +92,10 @@ def test_recording_opens_the_gradebook_and_makes_the_converter_once_per_batch(re
     assert four["validations"] == 2 * len(STUDENTS)
     # The released cells each submission is compared with (OverwriteCells) are read once per batch, not per cell.
     assert 0 < four["released_reads"] == one["released_reads"]
+    # A submission's scores and comments are read in two queries and written once (SubmissionScores), not looked up
+    # in a query of their own and flushed cell by cell: nbgrader's per-cell lookups are never sent.
+    assert four["lookups"] == one["lookups"] == 0
+    assert four["flushes"] - one["flushes"] <= 4 * (len(STUDENTS) - 1)  # four per submission, none per cell
 
 
 def test_a_notebook_a_step_leaves_invalid_is_still_refused_and_nothing_of_it_recorded(
@@ -223,3 +231,55 @@ def test_released_cells_answer_as_the_gradebook_does(released) -> None:
                 getattr(view, lookup)("no_such_cell", LAB, LAB)
             assert str(ours.value) == str(theirs.value)
         assert view.find_notebook(LAB, LAB) is notebook  # anything else is the gradebook's own
+
+
+def test_submission_scores_answer_as_the_gradebook_does(released, tmp_path) -> None:
+    """What SaveCheckGrades reads of one submitted notebook, read in two queries: each grade and comment the very
+    row nbgrader's own lookups give, and nbgrader's MissingEntry, with its words, for a name the notebook lacks or
+    another submission's notebook."""
+    from nbgrader.api import MissingEntry
+
+    from grader.course import SubmissionScores
+
+    course, course_root, pairs = collected(released, tmp_path, STUDENTS[:2])
+    assert all(o.ok for o in course.autograde(pairs, jobs=1))
+    with Gradebook(f"sqlite:///{course_root / 'gradebook.db'}") as gb:
+        notebook = gb.find_notebook(LAB, LAB)
+        graded = [c.name for c in notebook.grade_cells + notebook.task_cells]
+        commented = [c.name for c in notebook.solution_cells + notebook.task_cells]
+        assert graded and commented
+        for student in STUDENTS[:2]:
+            view = SubmissionScores(gb, LAB, LAB, student)
+            for name in graded:
+                assert view.find_grade(name, LAB, LAB, student) is gb.find_grade(name, LAB, LAB, student)
+            for name in commented:
+                assert view.find_comment(name, LAB, LAB, student) is gb.find_comment(name, LAB, LAB, student)
+        view = SubmissionScores(gb, LAB, LAB, STUDENTS[0])
+        other = view.find_grade(graded[0], LAB, LAB, STUDENTS[1])  # another submission: the gradebook's own lookup
+        assert other is gb.find_grade(graded[0], LAB, LAB, STUDENTS[1]) and other.student.id == STUDENTS[1]
+        for lookup in ("find_grade", "find_comment"):
+            with pytest.raises(MissingEntry) as theirs:
+                getattr(gb, lookup)("no_such_cell", LAB, LAB, STUDENTS[0])
+            with pytest.raises(MissingEntry) as ours:
+                getattr(view, lookup)("no_such_cell", LAB, LAB, STUDENTS[0])
+            assert str(ours.value) == str(theirs.value)
+
+
+def test_a_checks_outputs_are_what_nbformat_makes_and_valid() -> None:
+    """The verdict's outputs, made without nbformat's per-output schema check, are what ``new_output`` makes, and
+    each passes that check."""
+    from nbformat import validate
+    from nbformat.v4 import new_output
+
+    from grader.course import verdict_outputs
+    from labkit.checking import CheckResult
+
+    for result in (CheckResult("c", 3, True, "ok"), CheckResult("c", 2, False, "Wrong: <b> & ünïcode\n")):
+        ours = verdict_outputs(result)
+        theirs = [
+            new_output("stream", name="stdout", text=result.line() + "\n"),
+            new_output("execute_result", data={"text/plain": repr(float(result.score))}, execution_count=1),
+        ]
+        assert ours == theirs
+        for output in ours:
+            validate(output, ref=output.output_type, version=4)

@@ -31,6 +31,29 @@ def test_the_solution_earns_every_point_over_stdio():
     assert results and all(r.passed for r in results), [r.line() for r in results if not r.passed]
 
 
+def test_checks_run_inside_a_running_event_loop_as_outside_one():
+    """Outside a loop a host's session runs its loop in the grading thread (InlineSession); inside one (a Jupyter
+    kernel's cell, where stock nbgrader and otter run hidden tests) it keeps a thread of its own, and grades the same,
+    a configured server started by lab 2's check included."""
+    import asyncio
+
+    from grader.labs.lab2_scopes_expansion import checks as lab2
+
+    lab2_solution = answer_code(
+        read_notebook(SOURCE.parents[1] / "lab2_scopes_expansion" / "lab2_scopes_expansion.ipynb")
+    )
+    names = ["decide_not_found", "desk_transient"]
+
+    async def in_a_cell():
+        return grade_code(LAB, SOLUTION, names), grade_code("lab2_scopes_expansion", lab2_solution)
+
+    inside, inside_lab2 = asyncio.run(in_a_cell())
+    outside, outside_lab2 = grade_code(LAB, SOLUTION, names), grade_code("lab2_scopes_expansion", lab2_solution)
+    assert [r.passed for r in inside] == [r.passed for r in outside] == [True, True]
+    assert [(r.name, r.passed) for r in inside_lab2] == [(r.name, r.passed) for r in outside_lab2]
+    assert all(r.passed for r in inside_lab2) and len(inside_lab2) == len(lab2.checks)
+
+
 def test_a_handler_that_kills_its_process_fails_only_the_checks_that_call_it():
     code = replace_once(
         SOLUTION, "def get_order(desk, order_id):\n", "def get_order(desk, order_id):\n    import os; os._exit(3)\n"
