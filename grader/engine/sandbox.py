@@ -246,7 +246,7 @@ def lock_down(cell_seconds: float | None) -> Lockdown:
     lockdown.active = True
     lockdown.monitored = _watch_with_monitoring()
     if not lockdown.monitored:
-        threading.settrace(_watch_calls)  # the worker threads that run the learner's calls
+        threading.settrace(_watch_calls)  # worker threads: where a learner's own server runs its sync tools
         sys.settrace(_watch_calls)  # this thread, while the cells load (``loading``)
     return lockdown
 
