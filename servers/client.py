@@ -123,8 +123,8 @@ class InlineSession(Session):
     """A blocking session whose event loop runs in the calling thread, and only while a request is made.
 
     ``Session`` runs its loop in a helper thread, so a call from a notebook cell (whose kernel runs a
-    loop of its own) can wait on it; each request then hops to that thread and back (about a tenth of
-    a millisecond, and the two threads' turns at the interpreter). Here the loop is this thread's own:
+    loop of its own) can wait on it; each request then hops to that thread and back (and waits for the
+    two threads' turns at the interpreter). Here the loop is this thread's own:
     for code that makes many requests from one thread outside any running loop, such as the grader's
     checks on a learner host. Between requests the connection's tasks wait, and what the server sends
     meanwhile waits in the pipe. Use it from one thread at a time, never inside a running event loop

@@ -128,7 +128,7 @@ def call_here(handler: Callable[..., Any], *args: Any) -> Any:
 
     The harness's calls are short and one at a time, and whoever talks to the host over stdio stops it when a
     call hangs (the grader), so no worker thread has to keep the loop free: each call is spared the hop to one
-    and back, a third of the host's time per call. The learner's function sees no event loop running, as in
+    and back, and the two threads' turns at the interpreter. The learner's function sees no event loop running, as in
     the worker thread an in-process host (a lab notebook's) runs it in: it may start one of its own.
     """
     loop = asyncio._get_running_loop()
