@@ -201,6 +201,9 @@ def cmd_autograde(args: argparse.Namespace) -> int:
         from grader.engine import forkserver
 
         forkserver.begin()  # the learner hosts' fork server boots in its own process while this one imports nbgrader
+    from grader.engine import grading
+
+    grading.measure_isolation_soon()  # the sandbox's probe, waited for in a thread while this one imports nbgrader
     from grader.engine.batch import SchedulerUnavailable
     from grader.pipeline import format_gradebook, format_not_graded
 

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterable
 from contextlib import ExitStack, contextmanager
@@ -377,33 +378,49 @@ def refusal(why: list[str]) -> str:
 
 
 _isolation: dict | None = None
+_isolation_lock = threading.Lock()
 
 
 def isolation() -> dict:
     """The protections a learner host gets on this machine: the report of one program started the way hosts start.
 
-    ``{"protections": [...], "missing": [...], "fallbacks": [why, ...]}``; measured once per process.
+    ``{"protections": [...], "missing": [...], "fallbacks": [why, ...]}``; measured once per process (a caller that
+    asks while it is being measured waits for that measurement).
     """
     global _isolation
-    if _isolation is None:
-        with tempfile.TemporaryDirectory(prefix="probe-") as scratch, open(os.devnull, "w") as quiet:
-            probe = Sandbox(Path(scratch), Limits(), quiet, [sys.executable, "-c", "pass"])
-            subprocess.run(
-                [sys.executable, *probe.command()],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                timeout=60,
-                check=False,
-            )
-            report = probe.ending()
-        protections = report.get("protections", [])
-        _isolation = {
-            "protections": protections,
-            "missing": [name for name in supervisor.PROTECTIONS if name not in protections],
-            "fallbacks": report.get("fallbacks", []) or ([] if report else ["the sandbox's supervisor did not run"]),
-        }
-    return _isolation
+    with _isolation_lock:
+        if _isolation is None:
+            measured = _probe_isolation()
+            if _isolation is None:  # still unknown (a test may have said what to assume meanwhile)
+                _isolation = measured
+        return _isolation
+
+
+def _probe_isolation() -> dict:
+    with tempfile.TemporaryDirectory(prefix="probe-") as scratch, open(os.devnull, "w") as quiet:
+        probe = Sandbox(Path(scratch), Limits(), quiet, [sys.executable, "-c", "pass"])
+        subprocess.run(
+            [sys.executable, *probe.command()],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=60,
+            check=False,
+        )
+        report = probe.ending()
+    protections = report.get("protections", [])
+    return {
+        "protections": protections,
+        "missing": [name for name in supervisor.PROTECTIONS if name not in protections],
+        "fallbacks": report.get("fallbacks", []) or ([] if report else ["the sandbox's supervisor did not run"]),
+    }
+
+
+def measure_isolation_soon() -> None:
+    """Start measuring ``isolation`` in a thread of its own and return at once: its probe (a program started under the
+    supervisor, waited for) then runs while this process imports and reads the course, not before the first
+    submission is graded."""
+    threading.Thread(target=isolation, name="isolation-probe").start()  # not a daemon: the probe cleans up before exit
 
 
 def missing_protections() -> list[str]:

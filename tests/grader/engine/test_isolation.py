@@ -214,3 +214,45 @@ def test_with_a_protection_missing_grading_that_requires_them_refuses_and_says_w
     # Not required: it grades with what the machine allows.
     [result] = grading.grade_code("lab1_error_results", SOLUTION, [CHECK])
     assert result.passed
+
+
+def test_isolation_measured_early_in_a_thread_is_measured_once_and_waited_for(monkeypatch):
+    """``autograde`` starts the sandbox's probe in a thread as it starts (``measure_isolation_soon``): whoever asks
+    for ``isolation()`` meanwhile waits for that one measurement and gets its result, and a value given while it runs
+    (a test's assumption) is kept."""
+    import threading
+
+    from grader.engine import grading
+
+    found = {"protections": [], "missing": ["network"], "fallbacks": ["no user namespaces here"]}
+    probes, started, release = [], threading.Event(), threading.Event()
+
+    def probe() -> dict:
+        probes.append(threading.current_thread().name)
+        started.set()
+        assert release.wait(20)
+        return found
+
+    monkeypatch.setattr(grading, "_isolation", None)
+    monkeypatch.setattr(grading, "_probe_isolation", probe)
+    grading.measure_isolation_soon()
+    assert started.wait(20)
+    asked: list[dict] = []
+    asker = threading.Thread(target=lambda: asked.append(grading.isolation()))
+    asker.start()
+    asker.join(0.5)
+    assert asker.is_alive() and not asked  # waiting for the measurement under way, not starting another
+    release.set()
+    asker.join(20)
+    assert asked == [found] and grading.isolation() is asked[0]
+    assert probes == ["isolation-probe"]  # one probe, in the thread that started it
+
+    assumed = {"protections": ["user"], "missing": [], "fallbacks": []}
+    started.clear()
+    release.clear()
+    monkeypatch.setattr(grading, "_isolation", None)
+    grading.measure_isolation_soon()
+    assert started.wait(20)
+    grading._isolation = assumed  # given while the probe runs
+    release.set()
+    assert grading.isolation() is assumed
