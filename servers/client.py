@@ -67,12 +67,13 @@ class Session(AbstractContextManager["Session"]):
             self._stack.close()
             raise
 
-    def _run(self, fn, *args: Any) -> Any:
-        async def bounded() -> Any:
-            with anyio.fail_after(self._timeout) if self._timeout else nullcontext():
-                return await fn(*args)
+    async def _bounded(self, fn, *args: Any) -> Any:
+        """``await fn(*args)``, given at most the session's timeout per request."""
+        with anyio.fail_after(self._timeout) if self._timeout else nullcontext():
+            return await fn(*args)
 
-        return self._portal.call(bounded)
+    def _run(self, fn, *args: Any) -> Any:
+        return self._portal.call(self._bounded, fn, *args)
 
     def call(self, tool: str, arguments: Mapping[str, Any] | None = None, /, **kwargs: Any) -> dict[str, Any]:
         """Call a tool and return its CallToolResult in wire format."""
@@ -168,15 +169,10 @@ class InlineSession(Session):
         await asyncio.wait([opened, self._held], return_when=asyncio.FIRST_COMPLETED)
         if not opened.done():  # the client could not start: its error, as Session raises it
             self._held.result()
-            raise RuntimeError("the MCP client ended before it connected")  # pragma: no cover - hold() raises first
         return opened.result()
 
     def _run(self, fn, *args: Any) -> Any:
-        async def bounded() -> Any:
-            with anyio.fail_after(self._timeout) if self._timeout else nullcontext():
-                return await fn(*args)
-
-        return self._until_done(bounded())
+        return self._until_done(self._bounded(fn, *args))
 
     def close(self) -> None:
         if self._loop.is_closed():
