@@ -49,9 +49,15 @@ class ToolSpec:
             name=self.name,
             title=self.title,
             description=self.description,
-            input_schema=self.input_model.model_json_schema(),
+            input_schema=input_schema(self.input_model),
             annotations=self.annotations,
         )
+
+
+@functools.cache
+def input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a tool's input model, built once per model (pydantic builds it anew on each call)."""
+    return model.model_json_schema()
 
 
 @dataclass(frozen=True)

@@ -49,14 +49,24 @@ def warm() -> None:
     from grader.engine import sandbox
     from servers.learner_host import host
 
-    host._hosts()
     for kit in host._kits().values():
         kit()
+    for specs in host._hosts().values():
+        if specs is not None:
+            for spec in specs({}):  # a harness tool's input schema is built once, here (servers.toolkit.input_schema)
+                spec.to_tool()
     sandbox.prepare(host.known_labs()[0])
+    import anyio._backends._asyncio  # noqa: F401 - the event loop's backend, which anyio.run imports on first use
     import mcp.server.mcpserver  # the server the learners of labs 3 and 4 write
     import mcp.server.stdio  # noqa: F401 - the host's transport
+    from mcp_types import methods
 
     import servers.toolkit  # noqa: F401 - the host's server builder
+
+    # Each answer the host sends is checked against its result type by a validator the SDK builds on first use.
+    with suppress(AttributeError):
+        for result in methods.SERVER_RESULTS.values():
+            methods._adapter(result)
 
     with suppress(ImportError):  # MCPServer() imports rich's logging where rich is installed
         import rich.console

@@ -128,24 +128,66 @@ def sandbox_user() -> int | None:
             return uid
 
 
+def _stat(pid: int) -> tuple[int, str, int] | None:
+    """(parent pid, state, threads) of ``pid``, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            data = stat.read()
+    except OSError:
+        return None
+    fields = data[data.rfind(b")") + 2 :].split()  # the command name may hold spaces and parentheses
+    return int(fields[1]), fields[0].decode(), int(fields[17])
+
+
 def _processes() -> dict[int, tuple[int, str, int]]:
     """pid -> (parent pid, state, threads) for every process on the machine."""
     table = {}
     for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
+        if name.isdigit() and (info := _stat(int(name))) is not None:
+            table[int(name)] = info
+    return table
+
+
+def _children(pid: int) -> list[int]:
+    """The children of ``pid``, as each of its threads lists those it started."""
+    found = []
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for thread in threads:
         try:
-            with open(f"/proc/{name}/stat", "rb") as stat:
-                data = stat.read()
+            with open(f"/proc/{pid}/task/{thread}/children", "rb") as children:
+                found.extend(map(int, children.read().split()))
         except OSError:
             continue
-        fields = data[data.rfind(b")") + 2 :].split()  # the command name may hold spaces and parentheses
-        table[int(name)] = (int(fields[1]), fields[0].decode(), int(fields[17]))
-    return table
+    return found
+
+
+# Whether the kernel lists each thread's children (CONFIG_PROC_CHILDREN): walking down from the supervisor then reads
+# its few descendants' entries, not every process's on the machine.
+LISTS_CHILDREN = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
 
 
 def descendants(root: int) -> dict[int, tuple[str, int]]:
     """pid -> (state, threads) of every live process below ``root``."""
+    return walked_descendants(root) if LISTS_CHILDREN else scanned_descendants(root)
+
+
+def walked_descendants(root: int) -> dict[int, tuple[str, int]]:
+    """``descendants``, found from ``root`` down through each process's children."""
+    found, todo = {}, _children(root)
+    while todo:
+        pid = todo.pop()
+        if pid in found or (info := _stat(pid)) is None:
+            continue
+        found[pid] = info[1:]
+        todo.extend(_children(pid))
+    return {pid: info for pid, info in found.items() if info[0] not in "ZX"}
+
+
+def scanned_descendants(root: int) -> dict[int, tuple[str, int]]:
+    """``descendants``, found from every process's parent on the machine."""
     table = _processes()
     children: dict[int, list[int]] = {}
     for pid, (ppid, _, _) in table.items():
@@ -498,6 +540,7 @@ class Supervisor:
         self.next_count = 0.0
         self.child: subprocess.Popen | None = None
         self.status: tuple[int, object] | None = None  # (wait status, rusage) once the host is reaped
+        self.swept = False  # whether nothing the host started is left (``sweep``)
 
     # --- starting ------------------------------------------------------------------------------
 
@@ -800,13 +843,19 @@ class Supervisor:
     # --- ending --------------------------------------------------------------------------------
 
     def sweep(self) -> None:
-        """Stop every process the host left behind, then reap them."""
+        """Stop every process the host left behind, then reap them: once, after the host is reaped.
+
+        With a user of its own, kill(-1) as that user reaches all its processes at once, one being forked
+        meanwhile included; without one, each pass kills what it finds until a pass finds none."""
+        if self.swept:
+            return
         self.kill_host()
         if self.options.user is not None:
             self._kill_user(self.options.user)
         for _ in range(100):
             left = descendants(os.getpid())
             if not left:
+                self.swept = self.status is not None
                 break
             for pid in left:
                 try:

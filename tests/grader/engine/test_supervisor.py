@@ -572,3 +572,78 @@ def test_a_fork_server_begun_and_never_used_ends_quietly_with_its_owner() -> Non
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""  # the server finds its owner gone as it comes up: no traceback
     wait_for_exit(int(done.stdout))
+
+
+# A subreaper (as the supervisor is) with a tree below it: A; B, whose second thread started C; E, orphaned by D,
+# which ended; Z, which ended at once. Every live one waits on standard input; the line printed names them.
+TREE = r"""
+import ctypes, json, os, sys, threading
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
+ready_r, ready_w = os.pipe()
+
+def wait_for_input():
+    os.write(ready_w, b"+")
+    os.read(0, 1)
+
+def child(body):
+    pid = os.fork()
+    if pid == 0:
+        body()
+        os._exit(0)
+    return pid
+
+def b():
+    thread = threading.Thread(target=lambda: child(wait_for_input) and os.read(0, 1))
+    thread.start()
+    wait_for_input()
+
+e = os.pipe()
+def d():
+    os.write(e[1], str(child(wait_for_input)).encode())
+
+a, b, d, z = child(wait_for_input), child(b), child(d), child(lambda: None)
+for pid in (d, z):  # ended, not reaped: zombies
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+e = int(os.read(e[0], 32))
+got = 0
+while got < 4:  # A, B, C, E
+    got += len(os.read(ready_r, 4))
+print(json.dumps({"live": [a, b, e], "with_thread": b, "zombies": [d, z]}), flush=True)
+os.read(0, 1)
+"""
+
+
+@pytest.mark.skipif(not supervisor.LISTS_CHILDREN, reason="the kernel lists no thread's children")
+def test_walking_down_the_children_finds_what_scanning_every_process_finds() -> None:
+    """The supervisor finds its host's processes from itself down (each thread's children), not by reading every
+    process on the machine; both ways find the same live processes: a grandchild a second thread started, an orphan
+    re-parented to the subreaper, and no zombie."""
+    tree = subprocess.Popen([sys.executable, "-c", TREE], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        names = json.loads(tree.stdout.readline())
+        walked = supervisor.walked_descendants(tree.pid)
+        scanned = supervisor.scanned_descendants(tree.pid)
+        assert walked == scanned
+        assert set(names["live"]) < set(walked) and len(walked) == 4  # A, B, E and C (B's thread's child)
+        assert not set(names["zombies"]) & set(walked)
+        assert walked[names["with_thread"]][1] == 2
+        assert supervisor.descendants(tree.pid) == walked
+    finally:
+        tree.stdin.close()
+        tree.wait(WAIT_SECONDS)
+
+
+def test_the_host_is_swept_once_after_it_is_reaped(tmp_path: Path, monkeypatch) -> None:
+    """Sweeping costs a process (kill(-1) as the sandbox user) and a walk; the supervisor's last clean-up does not
+    repeat the sweep that followed the host's end, and repeats one that came before it."""
+    options, argv = supervisor.parse([*command(tmp_path, "pass", sandbox_user=False)[SUPERVISOR:]])
+    options.user = supervisor.SANDBOX_UID_BASE
+    swept = supervisor.Supervisor(options, argv)
+    killed, walks = [], []
+    monkeypatch.setattr(supervisor.Supervisor, "_kill_user", staticmethod(killed.append))
+    monkeypatch.setattr(supervisor, "descendants", lambda root: walks.append(root) or {})
+    swept.sweep()  # the host not yet reaped (a stop from outside): the last clean-up must sweep again
+    swept.status = (0, None)
+    swept.sweep()
+    swept.sweep()
+    assert killed == [options.user] * 2 and len(walks) == 2

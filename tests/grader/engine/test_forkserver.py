@@ -1,0 +1,109 @@
+"""What the fork server's warm interpreter holds, so that a host forked from it does no start-up work of its own.
+
+A host forked from the fork server serves a real session over stdio here, with a lab's solution loaded, and an
+audit hook added after ``warm()`` lists every module imported from then on: there must be none.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp.client.stdio import StdioServerParameters
+
+from grader.notebook import answer_code, read_notebook
+from servers.client import Session
+
+REPO = Path(__file__).resolve().parents[3]
+
+# warm(), then the locked-down host as grading runs it, with every import from then on written to the file argv[1].
+PROBE = """
+import runpy, sys
+from grader.engine import forkserver
+forkserver.warm()
+imports = open(sys.argv.pop(1), "w", encoding="utf-8")
+
+class Imports:  # asked first for every module not yet imported, by an import statement or importlib alike
+    def find_spec(self, name, path=None, target=None):
+        imports.write(name + "\\n")
+        imports.flush()
+
+sys.meta_path.insert(0, Imports())
+sys.argv[0] = "lockedhost"
+runpy.run_module("grader.engine.lockedhost", run_name="__main__")
+"""
+
+CALLS = {
+    "lab1_error_results": ("decide", {"result": {"isError": True, "content": [], "structuredContent": {}}}),
+    "lab2_scopes_expansion": ("expand_value", {"text": "${HOME:-/tmp}/x", "env": {}}),
+}
+
+
+@pytest.mark.parametrize("lab", sorted(CALLS))
+def test_a_host_started_from_the_warm_interpreter_imports_nothing_while_it_serves(lab: str, tmp_path: Path) -> None:
+    code = tmp_path / "answers.py"
+    code.write_text(answer_code(read_notebook(REPO / "labs" / "source" / lab / f"{lab}.ipynb")), encoding="utf-8")
+    imports = tmp_path / "imports.txt"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-P", "-c", PROBE, str(imports), "--lab", lab, "--code", str(code)],
+        env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO)},
+        cwd=str(tmp_path),
+    )
+    tool, arguments = CALLS[lab]
+    with Session(params) as session:
+        assert tool in {spec["name"] for spec in session.tools()}
+        result = session.call(tool, arguments)
+    assert not result.get("isError"), result
+    assert imports.read_text(encoding="utf-8").split() == ["grader.engine.lockedhost"]  # the program itself, run
+
+
+def test_without_the_warm_up_the_same_host_imports_at_its_start(tmp_path: Path) -> None:
+    """The probe above can fail: with the warm-up's tool schemas and the event loop's backend left out, a host imports."""
+    lab = "lab1_error_results"
+    code = tmp_path / "answers.py"
+    code.write_text(answer_code(read_notebook(REPO / "labs" / "source" / lab / f"{lab}.ipynb")), encoding="utf-8")
+    imports = tmp_path / "imports.txt"
+    cold = PROBE.replace("forkserver.warm()", "from servers.learner_host import host")
+    subprocess.run(  # the imports the host makes on its own: started, then its input closed at once
+        [sys.executable, "-P", "-c", cold, str(imports), "--lab", lab, "--code", str(code)],
+        env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO)},
+        cwd=str(tmp_path),
+        input=b"",
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert "anyio._backends._asyncio" in imports.read_text(encoding="utf-8").split()
+
+
+def test_the_warm_interpreter_holds_each_harness_tools_schema_and_each_results_validator() -> None:
+    """Built once in the fork server, not in each host: asked again after ``warm()``, none is built anew."""
+    probe = (
+        "from grader.engine import forkserver\n"
+        "forkserver.warm()\n"
+        "from mcp_types import methods\n"
+        "from servers import toolkit\n"
+        "from servers.learner_host import host\n"
+        "models = {spec.input_model for specs in host._hosts().values() if specs for spec in specs({})}\n"
+        "schemas, validators = toolkit.input_schema.cache_info().misses, methods._adapter.cache_info().misses\n"
+        "for model in models:\n"
+        "    toolkit.input_schema(model)\n"
+        "for result in methods.SERVER_RESULTS.values():\n"
+        "    methods._adapter(result)\n"
+        "print(len(models), toolkit.input_schema.cache_info().misses - schemas, methods._adapter.cache_info().misses - validators)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-P", "-c", probe],
+        env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO)},
+        cwd="/",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    models, schemas_built, validators_built = map(int, out.stdout.split())
+    assert models >= 8  # lab 1's and lab 2's harness tools
+    assert (schemas_built, validators_built) == (0, 0)
