@@ -107,3 +107,26 @@ def test_the_warm_interpreter_holds_each_harness_tools_schema_and_each_results_v
     models, schemas_built, validators_built = map(int, out.stdout.split())
     assert models >= 8  # lab 1's and lab 2's harness tools
     assert (schemas_built, validators_built) == (0, 0)
+
+
+def _huge_pages_available() -> bool:
+    try:
+        setting = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return False
+    release = tuple(int(part) for part in os.uname().release.split(".")[:2] if part.isdigit())
+    return "[never]" not in setting and release >= (6, 1)
+
+
+@pytest.mark.skipif(not _huge_pages_available(), reason="no huge pages, or a kernel without MADV_COLLAPSE")
+def test_the_fork_servers_heap_is_backed_by_huge_pages() -> None:
+    """So that forking a supervisor, and a host, copies one entry per 2 MiB of its heap rather than one per 4 KiB."""
+    from grader.engine import forkserver
+
+    server = forkserver.ForkServer()
+    try:
+        server._start()  # started, warmed, and ready for its first host
+        rollup = Path(f"/proc/{server._process.pid}/smaps_rollup").read_text().split()
+        assert int(rollup[rollup.index("AnonHugePages:") + 1]) >= 8 << 10  # kB, of a heap of some 50 MiB
+    finally:
+        server.close()
