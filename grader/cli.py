@@ -12,6 +12,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from grader.decisions import DEFAULT_MAX_ATTEMPTS, MalformedResult, decide
+from grader.errors import PipelineError
 
 
 class UsageError(Exception):
@@ -792,8 +793,6 @@ def build_parser(prog: str = "python -m grader") -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, prog: str = "python -m grader") -> int:
     parser = build_parser(prog)
     args = parser.parse_args(argv)
-    from grader.pipeline import PipelineError
-
     try:
         return args.run(args)
     except (UsageError, PipelineError) as exc:

@@ -36,6 +36,7 @@ from traitlets.config import Config
 from grader import content
 from grader.course import configure
 from grader.engine.grading import grade_code
+from grader.errors import PipelineError
 from grader.labs import LAB_MODULES, UnknownLab
 from grader.notebook import NotANotebook, answer_code, read_notebook
 from grader.quizzes import QUIZ_MODULES, UnknownQuiz, is_quiz
@@ -56,10 +57,6 @@ def quiz_answers(nb) -> str:
 REPO = content.ROOT
 DEFAULT_COURSE = content.COURSE
 SAMPLE_SUBMISSIONS = content.SAMPLE_SUBMISSIONS
-
-
-class PipelineError(Exception):
-    """A problem with the pipeline's input; the message says what to do."""
 
 
 @dataclass(frozen=True)

@@ -225,3 +225,30 @@ def test_the_command_line_is_read_before_nbgrader_is_imported():
     probe = "import sys; from grader.cli import build_parser; build_parser(); print(sorted({m.split('.')[0] for m in sys.modules} & {'nbgrader', 'nbconvert', 'sqlalchemy'}))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_autograde_begins_the_fork_server_before_nbgrader_is_imported(tmp_path):
+    """Through the command itself: nothing between reading the command line and ``forkserver.begin()`` imports
+    nbgrader (an import of the pipeline for its error type once did, and the server booted only after it)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "events = []\n"
+        "class Imports:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'nbgrader':\n"
+        "            events.append('nbgrader')\n"
+        "sys.meta_path.insert(0, Imports())\n"
+        "from grader.engine import forkserver\n"
+        "forkserver.begin = lambda: events.append('begin')\n"
+        "from grader import cli\n"
+        "try:\n"
+        f"    cli.main(['autograde', {str(tmp_path / 'submitted')!r}, '--course', {str(tmp_path / 'course')!r}])\n"
+        "except BaseException:\n"
+        "    pass\n"
+        "print(events)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True).stdout
+    assert out.strip().splitlines()[-1] == "['begin', 'nbgrader']"
