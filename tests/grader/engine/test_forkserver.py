@@ -36,6 +36,16 @@ sys.argv[0] = "lockedhost"
 runpy.run_module("grader.engine.lockedhost", run_name="__main__")
 """
 
+ENV = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO)}  # the course importable, nothing else inherited
+
+
+def solution_file(lab: str, folder: Path) -> Path:
+    """The lab's solution answer cells in a file, as grading hands a host its submission's."""
+    code = folder / "answers.py"
+    code.write_text(answer_code(read_notebook(REPO / "labs" / "source" / lab / f"{lab}.ipynb")), encoding="utf-8")
+    return code
+
+
 CALLS = {
     "lab1_error_results": ("decide", {"result": {"isError": True, "content": [], "structuredContent": {}}}),
     "lab2_scopes_expansion": ("expand_value", {"text": "${HOME:-/tmp}/x", "env": {}}),
@@ -44,13 +54,12 @@ CALLS = {
 
 @pytest.mark.parametrize("lab", sorted(CALLS))
 def test_a_host_started_from_the_warm_interpreter_imports_nothing_while_it_serves(lab: str, tmp_path: Path) -> None:
-    code = tmp_path / "answers.py"
-    code.write_text(answer_code(read_notebook(REPO / "labs" / "source" / lab / f"{lab}.ipynb")), encoding="utf-8")
+    code = solution_file(lab, tmp_path)
     imports = tmp_path / "imports.txt"
     params = StdioServerParameters(
         command=sys.executable,
         args=["-P", "-c", PROBE, str(imports), "--lab", lab, "--code", str(code)],
-        env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO)},
+        env=ENV,
         cwd=str(tmp_path),
     )
     tool, arguments = CALLS[lab]
@@ -62,15 +71,14 @@ def test_a_host_started_from_the_warm_interpreter_imports_nothing_while_it_serve
 
 
 def test_without_the_warm_up_the_same_host_imports_at_its_start(tmp_path: Path) -> None:
-    """The probe above can fail: with the warm-up's tool schemas and the event loop's backend left out, a host imports."""
+    """The probe above can fail: with the warm-up left out, the same host imports (the event loop's backend among others)."""
     lab = "lab1_error_results"
-    code = tmp_path / "answers.py"
-    code.write_text(answer_code(read_notebook(REPO / "labs" / "source" / lab / f"{lab}.ipynb")), encoding="utf-8")
+    code = solution_file(lab, tmp_path)
     imports = tmp_path / "imports.txt"
     cold = PROBE.replace("forkserver.warm()", "from servers.learner_host import host")
     subprocess.run(  # the imports the host makes on its own: started, then its input closed at once
         [sys.executable, "-P", "-c", cold, str(imports), "--lab", lab, "--code", str(code)],
-        env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO)},
+        env=ENV,
         cwd=str(tmp_path),
         input=b"",
         capture_output=True,
@@ -98,7 +106,7 @@ def test_the_warm_interpreter_holds_each_harness_tools_schema_and_each_results_v
     )
     out = subprocess.run(
         [sys.executable, "-P", "-c", probe],
-        env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO)},
+        env=ENV,
         cwd="/",
         capture_output=True,
         text=True,

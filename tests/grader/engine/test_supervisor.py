@@ -636,7 +636,7 @@ def test_walking_down_the_children_finds_what_scanning_every_process_finds() -> 
 def test_the_host_is_swept_once_after_it_is_reaped(tmp_path: Path, monkeypatch) -> None:
     """Sweeping costs a process (kill(-1) as the sandbox user) and a walk; the supervisor's last clean-up does not
     repeat the sweep that followed the host's end, and repeats one that came before it."""
-    options, argv = supervisor.parse([*command(tmp_path, "pass", sandbox_user=False)[SUPERVISOR:]])
+    options, argv = supervisor.parse(command(tmp_path, "pass", sandbox_user=False)[SUPERVISOR:])
     options.user = supervisor.SANDBOX_UID_BASE
     swept = supervisor.Supervisor(options, argv)
     killed, walks = [], []
