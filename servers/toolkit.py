@@ -10,6 +10,7 @@ are kept for what the spec reserves them for, an unknown tool
 
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 import sys
@@ -54,9 +55,14 @@ class ToolSpec:
         )
 
 
-@functools.cache
 def input_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema of a tool's input model, built once per model (pydantic builds it anew on each call)."""
+    """The JSON schema of a tool's input model: a copy of the one built for the model once (pydantic builds it anew
+    on each call), so a caller that changes what it was given changes no other tool list."""
+    return copy.deepcopy(_built_schema(model))
+
+
+@functools.cache
+def _built_schema(model: type[BaseModel]) -> dict[str, Any]:
     return model.model_json_schema()
 
 

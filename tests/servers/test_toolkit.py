@@ -288,6 +288,19 @@ def test_asking_a_server_without_resources_or_prompts_for_them_is_method_not_fou
 # --- tools -----------------------------------------------------------------------------------
 
 
+def test_a_tools_schema_changed_by_one_caller_is_listed_unchanged_to_the_next() -> None:
+    """The schema is built once per input model; each tool list gets a copy of it, nested parts included."""
+    first = echo_tool().to_tool()
+    first.input_schema["properties"]["text"]["description"] = "changed"
+    first.input_schema["required"].append("times")
+
+    with connect(tools_only_server(), timeout=10) as session:
+        (listed,) = session.tools()
+
+    assert listed["inputSchema"]["properties"]["text"]["description"] == "What to echo."
+    assert listed["inputSchema"]["required"] == ["text"]
+
+
 def test_valid_tool_arguments_reach_the_handler() -> None:
     with connect(tools_only_server(), timeout=10) as session:
         result = session.call("echo", text="ab", times=2)

@@ -97,12 +97,12 @@ def test_the_warm_interpreter_holds_each_harness_tools_schema_and_each_results_v
         "from servers import toolkit\n"
         "from servers.learner_host import host\n"
         "models = {spec.input_model for specs in host._hosts().values() if specs for spec in specs({})}\n"
-        "schemas, validators = toolkit.input_schema.cache_info().misses, methods._adapter.cache_info().misses\n"
+        "schemas, validators = toolkit._built_schema.cache_info().misses, methods._adapter.cache_info().misses\n"
         "for model in models:\n"
         "    toolkit.input_schema(model)\n"
         "for result in methods.SERVER_RESULTS.values():\n"
         "    methods._adapter(result)\n"
-        "print(len(models), toolkit.input_schema.cache_info().misses - schemas, methods._adapter.cache_info().misses - validators)\n"
+        "print(len(models), toolkit._built_schema.cache_info().misses - schemas, methods._adapter.cache_info().misses - validators)\n"
     )
     out = subprocess.run(
         [sys.executable, "-P", "-c", probe],
