@@ -1,5 +1,7 @@
 """Deriving a lab's generated cases with hypothesis, once: the grader reads them from a file and never runs hypothesis.
 
+A maintainers' tool: hypothesis comes with the course's ``test`` extra, not with what learners and graders install.
+
 A lab's strategies (``grader.labs.lab2_strategies``) describe the cases; ``generated(strategy)`` lists
 the cases a derandomized search tries, in its order, the same on every run of the same hypothesis.
 The lab's module stores them (``write_cases``), and a test fails when the stored cases are not what
@@ -21,9 +23,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, find, settings
-from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
-from hypothesis.errors import NoSuchExample
+try:
+    import hypothesis
+    from hypothesis import HealthCheck, Phase, find, settings
+    from hypothesis import strategies as st  # noqa: F401 - the labs' strategies are written with it
+    from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
+    from hypothesis.errors import NoSuchExample
+except ImportError as missing:
+    raise ImportError(
+        "Deriving a lab's stored cases needs hypothesis, which the course's test extra installs: "
+        "pip install -e '.[test]'. Grading reads the stored cases and does not need it."
+    ) from missing
 
 SEARCH = settings(
     derandomize=True,
@@ -88,6 +98,4 @@ def write_cases(path: Path, kinds: dict[str, list]) -> None:
 
 
 def hypothesis_version() -> str:
-    import hypothesis
-
     return hypothesis.__version__

@@ -13,11 +13,9 @@ disagreement can be shrunk piece by piece, within the vocabulary these strategie
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from grader.labs import lab2_scopes_expansion as lab
 from grader.labs.cases import distinct
-from grader.labs.generation import generated, write_cases
+from grader.labs.generation import generated, st, write_cases  # hypothesis's strategies, where it is installed
 
 
 def fragments(names: list[str]):

@@ -63,3 +63,37 @@ def test_stored_cases_read_back_as_written_with_the_hypothesis_that_made_them(tm
     assert back["two"] == [[{}, {"a": {"url": ""}}, {}, {}], [{}, {}, {}, {}]]
     # One case per line, so that a change of the cases reads as a diff of cases.
     assert len(path.read_text().splitlines()) == 2 + 2 + 1 + 2 + 2 + 1
+
+
+def test_grading_needs_no_hypothesis_and_deriving_cases_without_it_says_what_to_install() -> None:
+    """hypothesis is the test extra's: a grader without it grades lab 2 (whose hidden checks read the stored cases and
+    shrink a wrong answer's case within them), and only the maintainers' derivation of the cases refuses, naming the
+    extra."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "sys.modules['hypothesis'] = None  # as where it is not installed\n"
+        "from grader.content import SAMPLE_SUBMISSIONS\n"
+        "from grader.engine.grading import grade_code\n"
+        "from grader.notebook import answer_code, read_notebook\n"
+        "import grader.cli, grader.pipeline, grader.course, grader.report\n"
+        "lab = 'lab2_scopes_expansion'\n"
+        "for sample in ('solution', 'bare_dollar_expanded'):  # a wrong answer's smallest case is found too\n"
+        "    code = answer_code(read_notebook(SAMPLE_SUBMISSIONS / sample / lab / f'{lab}.ipynb'))\n"
+        "    results = grade_code(lab, code)\n"
+        "    print(sum(r.points for r in results if r.passed), sum(r.points for r in results))\n"
+        "try:\n"
+        "    import grader.labs.lab2_strategies\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    solution, wrong, refusal = out.stdout.split("\n", 2)
+    scored, out_of = map(float, solution.split())
+    wrong_scored, _ = map(float, wrong.split())
+
+    assert scored == out_of > 0
+    assert 0 < wrong_scored < out_of
+    assert "pip install -e '.[test]'" in refusal
