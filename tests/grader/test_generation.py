@@ -5,6 +5,8 @@ cases that were written, one per line."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 
 from hypothesis import strategies as st
@@ -69,9 +71,6 @@ def test_grading_needs_no_hypothesis_and_deriving_cases_without_it_says_what_to_
     """hypothesis is the test extra's: a grader without it grades lab 2 (whose hidden checks read the stored cases and
     shrink a wrong answer's case within them), and only the maintainers' derivation of the cases refuses, naming the
     extra."""
-    import subprocess
-    import sys
-
     probe = (
         "import sys\n"
         "sys.modules['hypothesis'] = None  # as where it is not installed\n"
