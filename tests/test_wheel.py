@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_environment import NOT_RUNTIME  # what only the tests and the maintainers need
+
 ROOT = Path(__file__).resolve().parents[1]
 EXPECTED = json.loads((ROOT / "tests" / "submissions" / "expected.json").read_text(encoding="utf-8"))
 PACKAGED = "grader/_content"
@@ -36,8 +38,6 @@ PACKAGED = "grader/_content"
 NOT_COPIED = shutil.ignore_patterns(
     ".git", ".venv", "build", "*.egg-info", "__pycache__", ".hypothesis", ".ruff_cache", ".pytest_cache", "node_modules"
 )
-# What only the tests and the maintainers need: none of it may come with the course's runtime.
-NOT_RUNTIME = ("pytest", "nbval", "pytest-playwright", "import-linter", "ruff", "hypothesis")
 # A row of the gradebook: student, lab, score/max.
 ROW = re.compile(r"^(\S+)\s+(\S+)\s+(\d+(?:\.\d+)?)/(\d+(?:\.\d+)?) \(")
 
@@ -132,7 +132,7 @@ def test_the_fresh_venv_runs_the_installed_course_with_its_runtime_alone(install
     assert checkout == "None"
     listed = run([installed, "-m", "pip", "list", "--format=json"], cwd=outside).stdout
     present = {d["name"].lower() for d in json.loads(listed)}
-    assert not present & set(NOT_RUNTIME)
+    assert not present & NOT_RUNTIME
     assert {"mcp", "nbgrader", "jupyterlab"} <= present  # hypothesis, the test extra's, among NOT_RUNTIME
 
 
