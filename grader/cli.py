@@ -199,9 +199,13 @@ def positive_seconds(text: str) -> float:
 
 def cmd_autograde(args: argparse.Namespace) -> int:
     if not args.scheduler:
-        from grader.engine import forkserver
+        from grader.engine import checks_process, forkserver
 
-        forkserver.begin()  # the learner hosts' fork server boots in its own process while this one imports nbgrader
+        # The checks' process starts the learner hosts' fork server and imports the checks while this one imports
+        # nbgrader; the batch's checks run there, and this process records them.
+        checks_process.begin()
+        if checks_process.shared() is None:
+            forkserver.begin()
     from grader.engine import grading
 
     grading.measure_isolation_soon()  # the sandbox's probe, waited for in a thread while this one imports nbgrader
@@ -690,7 +694,7 @@ def build_parser(prog: str = "python -m grader") -> argparse.ArgumentParser:
         "--jobs",
         type=positive_int,
         default=None,
-        help="Submissions graded at once: two by this process, in threads, and one by each further worker process (default: 2, and one more worker process for every 16 submissions, up to the number of cores; starting a worker process costs about as much as grading a dozen submissions).",
+        help="Submissions graded at once: three by the checks' process this command starts beside itself, and one by each further worker process (default: 3, and one more worker process for every 64 submissions, up to the number of cores; starting a worker process costs about as much as grading a dozen submissions).",
     )
     p.add_argument(
         "--scheduler",

@@ -42,7 +42,7 @@ def answer_code(nb: nbformat.NotebookNode) -> str:
 
     Cells are joined by a separator line, so the learner host can run each cell on its own.
     """
-    from servers.learner_host.host import CELL_SEPARATOR
+    from servers.learner_host.cells import CELL_SEPARATOR
 
     parts = []
     for cell in nb.cells:

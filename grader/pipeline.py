@@ -708,7 +708,8 @@ class Course:
         ``call_timeout``: seconds one call into a learner's code may take (default
         ``grader.engine.grading.CALL_TIMEOUT_SECONDS``); the batch workers and nbgrader's recording both use it.
 
-        ``jobs`` submissions at once, two of them in this process's threads and one in each further worker process
+        ``jobs`` submissions at once, three of them in the checks' process the command began (``grader.engine.checks_process``;
+        else in this process's threads) and one in each further worker process
         (default: ``grader.engine.batch.default_jobs``), or the Dask cluster at ``scheduler``; each submission is
         recorded by nbgrader, in this thread, as soon as its checks are in;
         ``progress``: where to write progress lines (None: nowhere). A rerun after a kill grades only

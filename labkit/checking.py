@@ -24,9 +24,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT
-
 
 def result_text(result: dict[str, Any]) -> str:
     """All text content of a result, joined by newlines."""
@@ -191,7 +188,7 @@ HIDDEN_NOTE = (
 def as_shown(check: Check, result: CheckResult) -> CheckResult:
     """``result`` as a learner may see it: a hidden check's verdict names the skill it tests (its title) and
     the mistake it looks for, never its inputs or what came back; a visible check's is unchanged."""
-    from servers.learner_host.host import LOAD_ERROR_MARK
+    from servers.learner_host.cells import LOAD_ERROR_MARK
 
     if not check.hidden:
         return result
@@ -214,7 +211,7 @@ def as_shown(check: Check, result: CheckResult) -> CheckResult:
 
 def load_error_note(session: Any) -> str:
     """What failed while a learner-written server's answer cells ran, as its handshake said."""
-    from servers.learner_host.host import LOAD_ERROR_MARK
+    from servers.learner_host.cells import LOAD_ERROR_MARK
 
     try:
         instructions = session.client.instructions or ""
@@ -270,6 +267,10 @@ def run_check(check: Check, session: Any) -> CheckResult:
     the session is then counted as lost, so the next check gets a fresh host. Only the grader's own
     interruption (KeyboardInterrupt, SystemExit) goes through.
     """
+
+    # Imported here, not with this module: the grading process reads results without the MCP SDK (0.4 s of imports).
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, REQUEST_TIMEOUT
 
     def failed(message: str, host_lost: bool = False) -> CheckResult:
         return CheckResult(check.name, check.points, False, message + load_error_note(session), host_lost)

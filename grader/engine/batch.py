@@ -43,6 +43,8 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, TextIO
 
+from grader.engine import checks_process
+from grader.engine.grading import grade_task
 from labkit.checking import CheckResult, capped, exception_words, neutral
 
 STORE = ".grading"  # under the course folder
@@ -171,18 +173,6 @@ class ResultStore:
         self.recorded_path(lab, student).unlink(missing_ok=True)
 
 
-def grade_task(
-    lab: str, code: str, timeout: float | None = None, require_isolation: bool = False
-) -> list[dict[str, Any]]:
-    """Grade one submission's answer code; plain data, so it can cross process and machine boundaries."""
-    from grader.engine.grading import CALL_TIMEOUT_SECONDS, grade_code
-
-    return [
-        asdict(r)
-        for r in grade_code(lab, code, timeout=timeout or CALL_TIMEOUT_SECONDS, require_isolation=require_isolation)
-    ]
-
-
 def _kill_point() -> tuple[str, int] | None:
     value = os.environ.get(KILL_AFTER, "")
     phase, _, count = value.partition(":")
@@ -235,13 +225,14 @@ class Progress:
 
 
 # A worker process costs about as much CPU to start (an interpreter, the grader's imports, its own fork server) as
-# grading a dozen ordinary submissions, and on a busy machine that CPU comes out of the grading itself: by default,
-# one more worker process for each this many submissions, up to the number of cores (docs/performance.md).
-SUBMISSIONS_PER_WORKER = 16
-# Submissions the grading process grades at once, each in a thread of its own. A grading spends most of its time
-# waiting on the learner's host (another process) and the servers it starts, so two gradings share one interpreter
-# well, at no start-up cost; a worker process grades one at a time.
-THREADS = 2
+# grading a dozen ordinary submissions, and on a busy machine that CPU comes out of the grading itself; beside the
+# checks' process (``checks_process``), which already grades on a core of its own, it gains little on a small batch
+# (a batch of 30 took longer with one than without on 2 cores, one of 200 a few percent less): by default, one more
+# worker process for each this many submissions, up to the number of cores (docs/performance.md).
+SUBMISSIONS_PER_WORKER = 64
+# Submissions graded at once beside the grading process (``checks_process.THREADS``: in the checks' process, or else in
+# the grading process's threads); a worker process grades one at a time.
+THREADS = checks_process.THREADS
 
 
 def cores() -> int:
@@ -252,8 +243,8 @@ def cores() -> int:
 
 
 def default_jobs(submissions: int | None = None) -> int:
-    """The default number of submissions graded at once: ``THREADS`` in the grading process, and one in each worker
-    process, of which there is one more for every ``SUBMISSIONS_PER_WORKER`` submissions, up to one per core
+    """The default number of submissions graded at once: ``THREADS`` in the checks' process (or the grading process's
+    threads), and one in each worker process, of which there is one more for every ``SUBMISSIONS_PER_WORKER`` submissions, up to one per core
     besides the grading process."""
     processes = cores() if submissions is None else max(1, min(cores(), 1 + submissions // SUBMISSIONS_PER_WORKER))
     return THREADS + processes - 1
@@ -314,12 +305,17 @@ def grade_all(
     jobs = jobs or default_jobs(len(todo))
     if scheduler:
         _on_dask(todo, scheduler, settle, grade)
-    elif min(jobs, len(todo)) == 1:  # one worker, or one submission: no process to start for it
+    elif min(jobs, len(todo)) == 1 and not (grade is grade_task and _checks_process_begun()):
+        # one worker, or one submission: no process to start for it
         for task in todo:
             settle(task, lambda task=task: grade(task.lab, task.code, task.timeout, **task.options))
     else:
         _on_pool(todo, jobs, settle, grade, local=grade is grade_task)
     return results
+
+
+def _checks_process_begun() -> bool:
+    return checks_process.shared() is not None
 
 
 def _die_with(parent: int) -> None:
@@ -381,12 +377,20 @@ def _on_pool(
     workers: list[Any] = []
     ready: list[bool] = []
     warming: dict[Any, int] = {}
+    checks = None
     if local:
         from concurrent.futures import ThreadPoolExecutor
 
-        for _ in range(min(threads, count)):
-            workers.append(ThreadPoolExecutor(1, thread_name_prefix="grading"))
-            ready.append(True)
+        checks = checks_process.shared()  # begun as the command started: it grades in place of the threads
+        here = min(threads, count)
+        if checks is None:
+            workers += [ThreadPoolExecutor(1, thread_name_prefix="grading") for _ in range(here)]
+        else:
+            # ``here`` at once there, and as many more queued in it: it goes on with them while this thread records.
+            checks.limit(here)
+            workers += [_Slot(checks) for _ in range(min(2 * here, len(todo)))]
+            count += len(workers) - here
+        ready += [True] * len(workers)
     while len(workers) < count:
         worker = _worker()
         warming[worker.submit(warm)] = len(workers)
@@ -436,6 +440,21 @@ def _on_pool(
                 _stop_now(worker)
             else:
                 worker.shutdown(wait=True, cancel_futures=True)
+        if checks is not None:
+            checks.finish()  # it exits once it has answered all it holds (the command's exit waits for it)
+
+
+class _Slot:
+    """One submission at a time in the checks' process (``checks_process``), where a local grading thread would be."""
+
+    def __init__(self, checks: Any) -> None:
+        self.checks = checks
+
+    def submit(self, grade: Callable, lab: str, code: str, timeout: float | None, **options: Any):
+        return self.checks.submit(lab, code, timeout, **options)  # ``grade`` is grade_task: what it runs
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        """Nothing of its own to stop: the process is finished with the batch."""
 
 
 def _raise(exc: Exception) -> Callable[[], Any]:

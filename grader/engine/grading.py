@@ -19,8 +19,9 @@ import threading
 import time
 from collections.abc import Iterable
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from grader.engine import forkserver, supervisor
 from grader.labs import lab_checks
@@ -541,3 +542,13 @@ def grade_code(
                 host.close()
             hosts.close()
     return results
+
+
+def grade_task(
+    lab: str, code: str, timeout: float | None = None, require_isolation: bool = False
+) -> list[dict[str, Any]]:
+    """Grade one submission's answer code; plain data, so it can cross process and machine boundaries."""
+    return [
+        asdict(r)
+        for r in grade_code(lab, code, timeout=timeout or CALL_TIMEOUT_SECONDS, require_isolation=require_isolation)
+    ]

@@ -21,10 +21,7 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-
-from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from typing import TYPE_CHECKING, Any
 
 from labkit import labstate
 from labkit.checking import (
@@ -37,6 +34,12 @@ from labkit.checking import (
     structured,
 )
 from servers.learner_host.kit_lab3 import CATALOG_URI, RUNBOOK_TEMPLATE
+
+if TYPE_CHECKING:
+    from mcp.shared.exceptions import MCPError
+
+# The MCP SDK is imported where a check runs, not with this module: the grader's recording reads the lab's checks
+# (names, points, titles) without it.
 
 LAB = "lab3_tools_resources"
 checks = CheckRegistry(LAB)
@@ -160,10 +163,14 @@ def catalog_size(host, size: int) -> Iterator[None]:
 
 def host_lost(exc: MCPError) -> bool:
     """The learner's server hung or died: not a verdict on this read; run_check restarts the host."""
+    from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
     return exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
 
 
 def read(host, uri: str, what: str) -> str:
+    from mcp.shared.exceptions import MCPError
+
     try:
         return host.read(uri)
     except MCPError as exc:
@@ -227,6 +234,8 @@ def refusals_unlogged() -> Iterator[None]:
 
 def expect_no_runbook(host, runbook_id: str, when: str = "") -> None:
     """Reading an id that does not exist is an error (ResourceError), not a runbook, null or an empty object."""
+    from mcp.shared.exceptions import MCPError
+
     uri = runbook_uri(runbook_id)
     try:
         with refusals_unlogged():

@@ -15,6 +15,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from servers.learner_host.calls import LOAD_ERRORS, LearnerCodeError, describe_exception
+from servers.learner_host.cells import CELL_SEPARATOR, LOAD_ERROR_MARK
 from servers.toolkit import ToolSpec, run_stdio
 from servers.toolkit import build_server as build_mcp_server
 
@@ -73,12 +74,6 @@ SERVER_LABS = {"lab3_tools_resources", "lab4_server_integration"}
 
 def known_labs() -> list[str]:
     return sorted(_hosts())
-
-
-# answer_code() joins the notebook's answer cells with this line; each cell runs on its own,
-# as in the notebook, so one unfinished cell does not cost the others.
-CELL_SEPARATOR = "# ---- next answer cell ----"
-LOAD_ERROR_MARK = "answer cells failed to run: "
 
 
 def plain_logging() -> None:

@@ -14,11 +14,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Any
-
-from mcp.server.mcpserver import MCPServer
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from typing import TYPE_CHECKING, Annotated, Any
 
 # The names Claude Code will know the server by: it ships as server "blog" inside the team's
 # plugin, so each tool reaches Claude as mcp__plugin_acme-engineering-handbook_blog__<tool>
@@ -163,3 +159,28 @@ __all__ = [
     "TextContent",
     "ToolAnnotations",
 ]
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+    from mcp_types import CallToolResult, TextContent, ToolAnnotations
+    from pydantic import Field
+
+# The SDK's pieces the learner builds with, imported on first use (the host hands them out; a notebook imports them):
+# the grader reads this kit's scenario constants without importing the MCP SDK.
+_SDK = {
+    "MCPServer": "mcp.server.mcpserver",
+    "CallToolResult": "mcp_types",
+    "TextContent": "mcp_types",
+    "ToolAnnotations": "mcp_types",
+    "Field": "pydantic",
+}
+
+
+def __getattr__(name: str):
+    if name in _SDK:
+        import importlib
+
+        value = getattr(importlib.import_module(_SDK[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,7 +19,7 @@ from grader.notebook import answer_code, is_answer_cell, read_notebook
 from labkit.checking import CheckResult, run_check
 from servers.client import connect
 from servers.learner_host import build_server, load_learner_code
-from servers.learner_host.host import CELL_SEPARATOR
+from servers.learner_host.cells import CELL_SEPARATOR
 
 # Pieces of the checks' own code that must never reach a learner's feedback.
 CHECK_CODE = (

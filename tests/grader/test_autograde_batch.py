@@ -115,6 +115,33 @@ def test_two_jobs_give_the_same_gradebook_and_verdicts_as_one(released, submissi
     assert "left" in run.stderr  # the estimate of time left
 
 
+def test_the_command_grades_in_its_checks_process_and_records_without_the_mcp_sdk(
+    released, submissions, one_job, tmp_path
+) -> None:
+    """The command's checks run in its checks' process (``grader.engine.checks_process``, with the fork server and the
+    MCP sessions): the grading process never imports the MCP SDK nor starts a fork server of its own, and the
+    gradebook and verdicts are those of the other runs."""
+    course = tmp_path / "course"
+    shutil.copytree(released, course)
+    probe = (
+        "import atexit, runpy, sys\n"
+        "def report():\n"
+        "    from grader.engine import forkserver\n"
+        "    sdk = sorted({m.split('.')[0] for m in sys.modules} & {'mcp', 'mcp_types'})\n"
+        "    print('PROBE', sdk, forkserver._shared is not None, file=sys.stderr)\n"
+        "atexit.register(report)\n"
+        f"sys.argv = ['grader', 'autograde', {str(submissions)!r}, '--course', {str(course)!r}]\n"
+        "runpy.run_module('grader', run_name='__main__')\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", probe], check=False, cwd=REPO, capture_output=True, text=True, timeout=600
+    )
+
+    assert run.returncode == 0, run.stderr
+    assert "PROBE [] False" in run.stderr
+    assert outcome(course) == one_job
+
+
 def test_a_submission_is_recorded_as_soon_as_its_checks_are_in(released, submissions, tmp_path) -> None:
     course = tmp_path / "course"
     shutil.copytree(released, course)

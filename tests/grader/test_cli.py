@@ -227,9 +227,10 @@ def test_the_command_line_is_read_before_nbgrader_is_imported():
     assert out.strip() == "[]"
 
 
-def test_autograde_begins_the_fork_server_before_nbgrader_is_imported(tmp_path):
-    """Through the command itself: nothing between reading the command line and ``forkserver.begin()`` imports
-    nbgrader (an import of the pipeline for its error type once did, and the server booted only after it)."""
+def test_autograde_begins_the_checks_process_before_nbgrader_is_imported(tmp_path):
+    """Through the command itself: nothing between reading the command line and ``checks_process.begin()`` (which
+    begins the fork server in that process; here, where it does not start, in this one) imports nbgrader (an import of
+    the pipeline for its error type once did, and the server booted only after it)."""
     import subprocess
     import sys
 
@@ -241,8 +242,9 @@ def test_autograde_begins_the_fork_server_before_nbgrader_is_imported(tmp_path):
         "        if name == 'nbgrader':\n"
         "            events.append('nbgrader')\n"
         "sys.meta_path.insert(0, Imports())\n"
-        "from grader.engine import forkserver\n"
-        "forkserver.begin = lambda: events.append('begin')\n"
+        "from grader.engine import checks_process, forkserver\n"
+        "checks_process.begin = lambda: events.append('checks')\n"
+        "forkserver.begin = lambda: events.append('fork server')\n"
         "from grader import cli\n"
         "try:\n"
         f"    cli.main(['autograde', {str(tmp_path / 'submitted')!r}, '--course', {str(tmp_path / 'course')!r}])\n"
@@ -251,4 +253,4 @@ def test_autograde_begins_the_fork_server_before_nbgrader_is_imported(tmp_path):
         "print(events)\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True).stdout
-    assert out.strip().splitlines()[-1] == "['begin', 'nbgrader']"
+    assert out.strip().splitlines()[-1] == "['checks', 'fork server', 'nbgrader']"

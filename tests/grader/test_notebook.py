@@ -9,7 +9,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from grader.notebook import NotANotebook, answer_code, read_notebook
-from servers.learner_host.host import CELL_SEPARATOR
+from servers.learner_host.cells import CELL_SEPARATOR
 
 LAB_SOURCE = Path(__file__).resolve().parents[2] / "labs" / "source" / "lab1_error_results" / "lab1_error_results.ipynb"
 

@@ -19,7 +19,7 @@ from servers.learner_host.calls import (
     as_call_tool_result,
     call_learner,
 )
-from servers.learner_host.host import CELL_SEPARATOR
+from servers.learner_host.cells import CELL_SEPARATOR
 from servers.support_desk import kit
 from servers.support_desk.desk import Caller, Desk, PaymentGateway
 from servers.support_desk.server import build_server as build_desk_server
@@ -96,6 +96,39 @@ def test_learner_code_sees_the_labs_kit_names() -> None:
     assert namespace["delay"] == 2.0
     assert namespace["orders"] == len(kit.ORDERS) == 5
     assert isinstance(namespace["state"], kit.DeskState)
+
+
+@pytest.mark.parametrize(
+    ("lab", "sdk"),
+    [
+        ("lab3_tools_resources", ("MCPServer", "ResourceError", "CallToolResult", "TextContent", "ToolAnnotations")),
+        ("lab4_server_integration", ("MCPServer", "CallToolResult", "TextContent", "ToolAnnotations", "Field")),
+    ],
+)
+def test_a_server_labs_kit_hands_out_the_sdks_pieces_it_imports_on_first_use(lab, sdk) -> None:
+    """Labs 3 and 4's kits import the SDK's pieces when first asked (the grader reads their scenario constants
+    without the SDK), and hand out the SDK's own objects: to the answer cells, and to a notebook's import."""
+    import importlib
+
+    import mcp_types
+    from mcp.server.mcpserver import MCPServer
+    from pydantic import Field
+
+    kit_module = importlib.import_module(f"servers.learner_host.kit_lab{lab[3]}")
+    sdk_objects = {"MCPServer": MCPServer, "Field": Field, **{name: getattr(mcp_types, name, None) for name in sdk}}
+    if "ResourceError" in sdk:
+        from mcp.server.mcpserver.exceptions import ResourceError
+
+        sdk_objects["ResourceError"] = ResourceError
+    namespace, load_error = load_learner_code(lab, "server = MCPServer('mine')\n")
+
+    assert load_error is None
+    for name in sdk:
+        assert name in kit_module.__all__
+        assert getattr(kit_module, name) is sdk_objects[name] is namespace[name]
+    assert isinstance(namespace["server"], MCPServer)
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        kit_module.Nothing  # noqa: B018 - a name the kit does not have is still an AttributeError
 
 
 def test_each_load_gets_a_fresh_namespace() -> None:

@@ -256,8 +256,9 @@ def test_by_default_a_small_batch_starts_no_worker_process_and_a_large_one_uses_
 
     monkeypatch.setattr(batch, "cores", lambda: 4)
     monkeypatch.setattr(batch, "THREADS", 2)
-    # Two at once in the grading process's threads, then one more worker process per 16, up to one per core beside it.
-    assert [batch.default_jobs(n) for n in (1, 12, 15, 16, 31, 32, 48, 2000)] == [2, 2, 2, 3, 3, 4, 5, 5]
+    # Two at once in the checks' process (or the grading process's threads), then one more worker process per 64, up
+    # to one per core beside the grading process.
+    assert [batch.default_jobs(n) for n in (1, 12, 30, 63, 64, 127, 128, 192, 2000)] == [2, 2, 2, 2, 3, 3, 4, 5, 5]
     assert batch.default_jobs() == 5
 
 

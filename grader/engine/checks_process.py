@@ -1,0 +1,277 @@
+"""The checks of a local batch, in a process of their own beside the grading process.
+
+The grading process imports nbgrader (about half a second of CPU) and records each submission in the
+gradebook; the checks import the MCP SDK (another half second), ask the fork server for learner hosts and
+make their calls. In one process all of it takes turns at one interpreter, however many cores the machine
+has. This process is started as the command starts, from a clean interpreter (never forked from the fork
+server, whose children are learner hosts: the hidden checks and their cases never sit in a host's memory).
+It begins the fork server, of which it is the only client, imports the checks while the grading process
+imports nbgrader, and then grades the submissions it is sent, ``THREADS`` at a time, each exactly as
+``grading.grade_task`` grades one in the grading process.
+
+A request is one JSON message ``{"id", "lab", "code", "timeout", "options"}``; its answer is ``{"id", "results"}``
+(``grading.grade_task``'s plain data) or ``{"id", "error": [type, message]}``. Either end seeing the other's end of the
+connection ends: this process finishes the submissions it holds and exits; the grading side fails what it
+was waiting for with ``ChecksProcessLost`` (a ``BrokenProcessPool``: the batch says the process grading it
+stopped, and grades the rest elsewhere).
+
+``python -c`` (``_command``) runs ``serve`` on the connection's descriptor; ``begin`` and ``shared`` are the
+grading side.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import suppress
+from multiprocessing.connection import Connection
+from socket import SHUT_WR, socketpair
+from typing import Any
+
+from grader.engine import forkserver
+
+# How long closing waits for the process to finish what it holds and exit, before it is killed.
+CLOSE_SECONDS = 10.0
+# Submissions graded here at once. A grading spends most of its time waiting on the learner's host (another process)
+# and the servers it starts, so three share one interpreter well, at no start-up cost (three graded a batch of 30 a
+# few percent faster than two, docs/performance.md).
+THREADS = 3
+
+
+class ChecksProcessLost(BrokenProcessPool):
+    """The checks' process ended (killed, out of memory) before it answered."""
+
+
+class RemoteError(RuntimeError):
+    """An exception raised by a grading in the checks' process; ``exception_words`` shows it under its own name."""
+
+
+def _remote_error(name: str, message: str) -> Exception:
+    return type(str(name), (RemoteError,), {})(message)
+
+
+# --- the checks' side: runs in the process of its own ------------------------------------------
+
+
+def _die_with_parent(parent: int) -> None:
+    with suppress(OSError, AttributeError):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the grading process died before the line above took effect
+        os._exit(1)
+
+
+def warm() -> None:
+    """What every grading here imports, imported now, while the grading process imports nbgrader."""
+    import gc
+    import importlib
+
+    from grader.labs import LAB_MODULES, lab_checks
+
+    for lab in LAB_MODULES:
+        lab_checks(lab)
+    # The grading itself, the checks' client (a host's session) and what run_check imports when it first runs.
+    for module in ("grader.engine.grading", "servers.client", "mcp.shared.exceptions", "mcp_types"):
+        importlib.import_module(module)
+    gc.freeze()  # what is imported lives as long as the process: the cycle collector leaves it alone
+
+
+def serve(fd: int, parent: int) -> None:
+    """Grade what the grading process sends on ``fd`` until it closes its end."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _die_with_parent(parent)
+    forkserver.begin()  # the learner hosts' fork server boots in its own process while this one imports the checks
+    from grader.engine.grading import grade_task
+
+    warm()
+    connection = Connection(fd)
+    sending = threading.Lock()
+    turns = threading.Semaphore(THREADS)  # how many grade at once: THREADS, or fewer as a batch asks (``limit``)
+
+    def grade(request: dict[str, Any]) -> None:
+        with turns:
+            try:
+                answer = {
+                    "id": request["id"],
+                    "results": grade_task(request["lab"], request["code"], request["timeout"], **request["options"]),
+                }
+            except Exception as exc:  # noqa: BLE001 - the grading side turns it into "not graded", with why
+                answer = {"id": request["id"], "error": [type(exc).__name__, str(exc)]}
+        data = json.dumps(answer).encode()
+        with sending, suppress(OSError):
+            connection.send_bytes(data)
+
+    with ThreadPoolExecutor(THREADS, thread_name_prefix="grading") as pool:
+        while True:
+            try:
+                request = json.loads(connection.recv_bytes())
+            except (EOFError, OSError):
+                break
+            if "limit" in request:  # sent before a batch's first submission, while none is being graded
+                turns = threading.Semaphore(max(1, min(THREADS, int(request["limit"]))))
+                continue
+            pool.submit(grade, request)
+    connection.close()
+    server = forkserver.shared()
+    if server is not None:
+        server.close()  # waited for, so its CPU and its hosts' count in this process's children
+
+
+# --- the grading side ---------------------------------------------------------------------------
+
+
+def _command(fd: int) -> list[str]:
+    """This interpreter, with this process's module path, running ``serve`` on ``fd``."""
+    code = (
+        f"import sys; sys.path[:] = {sys.path!r}; from grader.engine.checks_process import serve; "
+        f"serve({fd}, {os.getpid()})"
+    )
+    return [sys.executable, "-c", code]
+
+
+class ChecksProcess:
+    """The grading side: the process, and the submissions sent to it that it has not answered yet."""
+
+    def __init__(self) -> None:
+        ours, theirs = socketpair()
+        try:
+            # From a thread that lives as long as this process: the checks' process dies with the thread that
+            # started it (PR_SET_PDEATHSIG), and a batch's grading thread ends with the batch.
+            self.process = (
+                forkserver._long_lived_thread()
+                .submit(
+                    subprocess.Popen,
+                    _command(theirs.fileno()),
+                    stdin=subprocess.DEVNULL,
+                    pass_fds=[theirs.fileno()],
+                )
+                .result()
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.owner = os.getpid()
+        self._socket = ours  # shut for writing to say "no more"; the answers are read through the connection
+        self._connection = Connection(os.dup(ours.fileno()))
+        self._lock = threading.Lock()
+        self._waiting: dict[int, Future] = {}
+        self._next = 0
+        self._lost: str | None = None
+        threading.Thread(target=self._read, name="checks-process-answers", daemon=True).start()
+
+    def submit(self, lab: str, code: str, timeout: float | None, **options: Any) -> Future:
+        """Send one submission to be graded; the future holds ``grade_task``'s results."""
+        future: Future = Future()
+        with self._lock:
+            if self._lost:
+                raise ChecksProcessLost(self._lost)
+            self._next += 1
+            number = self._next
+            self._waiting[number] = future
+            request = {"id": number, "lab": lab, "code": code, "timeout": timeout, "options": options}
+            try:
+                self._connection.send_bytes(json.dumps(request).encode())
+            except (OSError, ValueError) as exc:
+                del self._waiting[number]
+                self._lose_locked(f"the checks' process cannot be reached ({exc})")
+                raise ChecksProcessLost(self._lost) from None
+        return future
+
+    def limit(self, at_once: int) -> None:
+        """Grade at most ``at_once`` submissions at the same time (up to ``THREADS``); those sent beyond wait their turn
+        there. Said before the batch's first submission."""
+        with self._lock:
+            if not self._lost:
+                with suppress(OSError, ValueError):
+                    self._connection.send_bytes(json.dumps({"limit": at_once}).encode())
+
+    def _read(self) -> None:
+        while True:
+            try:
+                answer = json.loads(self._connection.recv_bytes())
+            except (EOFError, OSError, ValueError):
+                break
+            with self._lock:
+                future = self._waiting.pop(answer.get("id"), None)
+            if future is None:
+                continue
+            if "error" in answer:
+                future.set_exception(_remote_error(*answer["error"]))
+            else:
+                future.set_result(answer["results"])
+        with self._lock:
+            self._lose_locked("the checks' process stopped before it answered (killed, or out of memory?)")
+        self._connection.close()
+        self._socket.close()
+
+    def _lose_locked(self, why: str) -> None:
+        self._lost = self._lost or why
+        waiting, self._waiting = self._waiting, {}
+        for future in waiting.values():
+            future.set_exception(ChecksProcessLost(self._lost))
+
+    @property
+    def busy(self) -> int:
+        with self._lock:
+            return len(self._waiting)
+
+    def finish(self) -> None:
+        """Send no more: the process finishes what it holds and exits (``close`` waits for that)."""
+        with self._lock:
+            self._lost = self._lost or "the checks' process was closed"
+            with suppress(OSError):
+                self._socket.shutdown(SHUT_WR)
+
+    def close(self) -> None:
+        """Let the process finish what it holds and exit (waited for, a bounded while; then killed)."""
+        if os.getpid() != self.owner:
+            return
+        self.finish()
+        try:
+            self.process.wait(CLOSE_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+    def kill(self) -> None:
+        with suppress(OSError):
+            self.process.kill()
+        self.process.wait()
+
+
+_shared: ChecksProcess | None = None
+_shared_lock = threading.Lock()
+
+
+def begin() -> None:
+    """Start this process's checks' process now (it starts the fork server and imports the checks while this process
+    goes on); a batch graded here later sends its submissions to it. Nothing where it cannot start."""
+    global _shared
+    with _shared_lock:
+        if _shared is not None and _shared.owner == os.getpid() and not _shared._lost:
+            return
+        try:
+            _shared = ChecksProcess()
+        except OSError:
+            _shared = None
+            return
+    import atexit
+
+    atexit.register(_shared.close)
+
+
+def shared() -> ChecksProcess | None:
+    """The checks' process ``begin`` started in this process, while it can take submissions; else None."""
+    with _shared_lock:
+        if _shared is None or _shared.owner != os.getpid() or _shared._lost:
+            return None
+        return _shared
