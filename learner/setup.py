@@ -26,6 +26,7 @@ LEARNER_MODULES = {
         "__init__",
         "__main__",
         "calls",
+        "cells",
         "host",
         "lab1",
         "lab2",

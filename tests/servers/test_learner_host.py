@@ -115,11 +115,14 @@ def test_a_server_labs_kit_hands_out_the_sdks_pieces_it_imports_on_first_use(lab
     from pydantic import Field
 
     kit_module = importlib.import_module(f"servers.learner_host.kit_lab{lab[3]}")
-    sdk_objects = {"MCPServer": MCPServer, "Field": Field, **{name: getattr(mcp_types, name, None) for name in sdk}}
-    if "ResourceError" in sdk:
-        from mcp.server.mcpserver.exceptions import ResourceError
+    from mcp.server.mcpserver.exceptions import ResourceError
 
-        sdk_objects["ResourceError"] = ResourceError
+    sdk_objects = {
+        **{name: getattr(mcp_types, name) for name in ("CallToolResult", "TextContent", "ToolAnnotations")},
+        "MCPServer": MCPServer,
+        "Field": Field,
+        "ResourceError": ResourceError,
+    }
     namespace, load_error = load_learner_code(lab, "server = MCPServer('mine')\n")
 
     assert load_error is None
