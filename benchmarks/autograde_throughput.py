@@ -765,12 +765,17 @@ def run_cohort(work: Path, size: int, jobs: int | None, scheduler: str | None) -
             recordings.append(time.thread_time() - start)
 
     batch.Progress.advance, BatchAutograde.record = advance, record
+    checks_process = _engine_module("checks_process")
     try:
         with open(os.devnull, "w") as quiet:
             workers_before = dask_workers_cpu(scheduler) if scheduler else 0.0
             start = time.perf_counter()
             before = cpu_seconds()
+            if not scheduler:
+                checks_process.begin()  # as the command does: the checks in a process of their own
             outcomes = course.autograde(pairs, jobs=jobs, scheduler=scheduler, progress=quiet)
+            if checks_process._shared is not None:
+                checks_process._shared.close()  # waited for, as the command's exit waits: its CPU and memory count
             seconds = time.perf_counter() - start
             cpu = cpu_seconds() - before
             # On Dask the checks run in the cluster's workers: their CPU counts too.
@@ -946,7 +951,8 @@ def main() -> int:
                         f"last {phase['edge']}: {phase['last']:.3f} s (last / first {phase['ratio']:.2f})"
                     )
                 print(
-                    f"  peak RSS: grader {figures['rss_self_mb']:.0f} MB, largest worker {figures['rss_children_mb']:.0f} MB"
+                    f"  peak RSS: grader {figures['rss_self_mb']:.0f} MB, largest process it started (a worker, or the checks' process) "
+                    f"{figures['rss_children_mb']:.0f} MB"
                 )
             report["cohort"] = {str(k): v for k, v in runs.items()}
             local = {k: v for k, v in runs.items() if k != "dask"}

@@ -88,6 +88,10 @@ def serve(fd: int, parent: int) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     _die_with_parent(parent)
+    # A Ctrl-C at the terminal reaches this process too: the grading process answers it, and this one ends with it (its
+    # connection closes, or it dies with it), with no traceback of its own. A handler, not SIG_IGN: the fork server
+    # started below (a new program) does not inherit it.
+    signal.signal(signal.SIGINT, lambda number, frame: None)
     forkserver.begin()  # the learner hosts' fork server boots in its own process while this one imports the checks
     from grader.engine.grading import grade_task
 
@@ -151,6 +155,7 @@ class ChecksProcess:
                     subprocess.Popen,
                     _command(theirs.fileno()),
                     stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,  # the command's output is its report; warnings go to stderr, shared
                     pass_fds=[theirs.fileno()],
                 )
                 .result()
