@@ -244,8 +244,8 @@ def cores() -> int:
 
 def default_jobs(submissions: int | None = None) -> int:
     """The default number of submissions graded at once: ``THREADS`` in the checks' process (or the grading process's
-    threads), and one in each worker process, of which there is one more for every ``SUBMISSIONS_PER_WORKER`` submissions, up to one per core
-    besides the grading process."""
+    threads), and one in each worker process, of which there is one more for every ``SUBMISSIONS_PER_WORKER``
+    submissions, up to one per core besides the grading process."""
     processes = cores() if submissions is None else max(1, min(cores(), 1 + submissions // SUBMISSIONS_PER_WORKER))
     return THREADS + processes - 1
 
