@@ -33,6 +33,7 @@ LEARNER_MODULES = {
         "kit_lab2",
         "kit_lab3",
         "kit_lab4",
+        "sdk",
     ],
     "servers.support_desk": ["__init__", "kit", "tools", "world"],
 }

@@ -146,25 +146,8 @@ class ChecksProcess:
 
     def __init__(self) -> None:
         ours, theirs = socketpair()
-        try:
-            # From a thread that lives as long as this process: the checks' process dies with the thread that
-            # started it (PR_SET_PDEATHSIG), and a batch's grading thread ends with the batch.
-            self.process = (
-                forkserver._long_lived_thread()
-                .submit(
-                    subprocess.Popen,
-                    _command(theirs.fileno()),
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,  # the command's output is its report; warnings go to stderr, shared
-                    pass_fds=[theirs.fileno()],
-                )
-                .result()
-            )
-        except BaseException:
-            ours.close()
-            raise
-        finally:
-            theirs.close()
+        # Nothing on the command's output, which is its report; its warnings go to the stderr both share.
+        self.process = forkserver.start_beside(_command(theirs.fileno()), ours, theirs)
         self.owner = os.getpid()
         self._socket = ours  # shut for writing to say "no more"; the answers are read through the connection
         self._connection = Connection(os.dup(ours.fileno()))

@@ -413,27 +413,8 @@ class ForkServer:
         env = {key: os.environ[key] for key in supervisor.ALLOWED_ENV if key in os.environ}
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(COURSE), os.environ.get("PYTHONPATH")]))
         env.update(PYTHONDONTWRITEBYTECODE="1", MALLOC_ARENA_MAX="2")
-        try:
-            # Started from a thread that lives as long as this process: the fork server dies with the thread that
-            # started it (PR_SET_PDEATHSIG is tied to that thread), and a batch's grading thread ends with the batch.
-            self._process = (
-                _long_lived_thread()
-                .submit(
-                    subprocess.Popen,
-                    [sys.executable, "-P", "-m", "grader.engine.forkserver", str(theirs.fileno())],
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    env=env,
-                    cwd="/",
-                    pass_fds=[theirs.fileno()],
-                )
-                .result()
-            )
-        except BaseException:
-            ours.close()
-            raise
-        finally:
-            theirs.close()
+        command = [sys.executable, "-P", "-m", "grader.engine.forkserver", str(theirs.fileno())]
+        self._process = start_beside(command, ours, theirs, env=env, cwd="/")
         return ours
 
     def _spawn(self) -> None:
@@ -549,6 +530,32 @@ class ForkServer:
 _shared: ForkServer | None = None
 _shared_lock = threading.Lock()
 _starter = None  # the thread fork servers are started from (``_long_lived_thread``)
+
+
+def start_beside(command: list[str], ours: socket.socket, theirs: socket.socket, **options) -> subprocess.Popen:
+    """Start ``command``, a helper process of this one talking over the socket pair (``theirs`` handed to it, and closed
+    here; ``ours`` closed too if it cannot start), with no input and no output of its own.
+
+    Started from a thread that lives as long as this process: the helper dies with the thread that started it
+    (PR_SET_PDEATHSIG is tied to that thread), and a batch's grading thread ends with the batch."""
+    try:
+        return (
+            _long_lived_thread()
+            .submit(
+                subprocess.Popen,
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                pass_fds=[theirs.fileno()],
+                **options,
+            )
+            .result()
+        )
+    except BaseException:
+        ours.close()
+        raise
+    finally:
+        theirs.close()
 
 
 def _long_lived_thread():

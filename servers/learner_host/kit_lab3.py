@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from servers.learner_host.sdk import on_first_use
+
 DEFAULT_SIZE = 12
 SERVICES = ("checkout", "search", "auth", "billing", "notifications")
 SEVERITIES = ("sev1", "sev2", "sev3")
@@ -101,22 +103,14 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver.exceptions import ResourceError
     from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
-# The SDK's pieces the learner builds with, imported on first use (the host hands them out; a notebook imports them):
-# the grader reads this kit's scenario constants without importing the MCP SDK.
-_SDK = {
-    "MCPServer": "mcp.server.mcpserver",
-    "ResourceError": "mcp.server.mcpserver.exceptions",
-    "CallToolResult": "mcp_types",
-    "TextContent": "mcp_types",
-    "ToolAnnotations": "mcp_types",
-}
-
-
-def __getattr__(name: str):
-    if name in _SDK:
-        import importlib
-
-        value = getattr(importlib.import_module(_SDK[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The SDK's pieces the learner builds with, imported on first use (servers.learner_host.sdk).
+__getattr__ = on_first_use(
+    globals(),
+    {
+        "MCPServer": "mcp.server.mcpserver",
+        "ResourceError": "mcp.server.mcpserver.exceptions",
+        "CallToolResult": "mcp_types",
+        "TextContent": "mcp_types",
+        "ToolAnnotations": "mcp_types",
+    },
+)

@@ -16,6 +16,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+from servers.learner_host.sdk import on_first_use
+
 # The names Claude Code will know the server by: it ships as server "blog" inside the team's
 # plugin, so each tool reaches Claude as mcp__plugin_acme-engineering-handbook_blog__<tool>
 # (Claude Code docs, MCP › MCP servers provided by plugins).
@@ -165,22 +167,14 @@ if TYPE_CHECKING:
     from mcp_types import CallToolResult, TextContent, ToolAnnotations
     from pydantic import Field
 
-# The SDK's pieces the learner builds with, imported on first use (the host hands them out; a notebook imports them):
-# the grader reads this kit's scenario constants without importing the MCP SDK.
-_SDK = {
-    "MCPServer": "mcp.server.mcpserver",
-    "CallToolResult": "mcp_types",
-    "TextContent": "mcp_types",
-    "ToolAnnotations": "mcp_types",
-    "Field": "pydantic",
-}
-
-
-def __getattr__(name: str):
-    if name in _SDK:
-        import importlib
-
-        value = getattr(importlib.import_module(_SDK[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# The SDK's pieces the learner builds with, imported on first use (servers.learner_host.sdk).
+__getattr__ = on_first_use(
+    globals(),
+    {
+        "MCPServer": "mcp.server.mcpserver",
+        "CallToolResult": "mcp_types",
+        "TextContent": "mcp_types",
+        "ToolAnnotations": "mcp_types",
+        "Field": "pydantic",
+    },
+)
