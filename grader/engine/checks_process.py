@@ -249,7 +249,7 @@ def begin() -> None:
             return
         try:
             _shared = ChecksProcess()
-        except OSError:
+        except Exception:  # noqa: BLE001 - no process (no interpreter to start, no descriptors left): the threads grade
             _shared = None
             return
     import atexit

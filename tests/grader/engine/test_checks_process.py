@@ -128,3 +128,13 @@ def test_recording_reads_every_lab_and_shows_results_without_the_mcp_sdk() -> No
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_where_it_cannot_start_there_is_none_and_batches_grade_in_this_process(monkeypatch, tmp_path) -> None:
+    monkeypatch.setattr(checks_process, "_shared", None)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python-here"))
+
+    checks_process.begin()
+
+    assert checks_process.shared() is None
+    assert not batch._checks_process_begun()
