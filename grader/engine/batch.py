@@ -43,7 +43,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, TextIO
 
-from grader.engine import checks_process
+from grader.engine import checks_process, grading
 from grader.engine.grading import grade_task
 from labkit.checking import CheckResult, capped, exception_words, neutral
 
@@ -388,6 +388,9 @@ def _on_pool(
         else:
             # ``here`` at once there, and as many more queued in it: it goes on with them while this thread records.
             checks.limit(here)
+            measured = grading.known_isolation()
+            if measured is not None:
+                checks.tell_isolation(measured)
             workers += [_Slot(checks) for _ in range(min(2 * here, len(todo)))]
             count += len(workers) - here
         ready += [True] * len(workers)

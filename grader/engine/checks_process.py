@@ -93,6 +93,7 @@ def serve(fd: int, parent: int) -> None:
     # started below (a new program) does not inherit it.
     signal.signal(signal.SIGINT, lambda number, frame: None)
     forkserver.begin()  # the learner hosts' fork server boots in its own process while this one imports the checks
+    from grader.engine import grading
     from grader.engine.grading import grade_task
 
     warm()
@@ -121,6 +122,9 @@ def serve(fd: int, parent: int) -> None:
                 break
             if "limit" in request:  # sent before a batch's first submission, while none is being graded
                 turns = threading.Semaphore(max(1, min(THREADS, int(request["limit"]))))
+                continue
+            if "isolation" in request:  # the grading process's measure of the sandbox: not probed again here
+                grading.assume_isolation(request["isolation"])
                 continue
             pool.submit(grade, request)
     connection.close()
@@ -182,6 +186,14 @@ class ChecksProcess:
             if not self._lost:
                 with suppress(OSError, ValueError):
                     self._connection.send_bytes(json.dumps({"limit": at_once}).encode())
+
+    def tell_isolation(self, measured: dict) -> None:
+        """Hand over this process's measure of the sandbox (``grading.isolation()``), so that a batch that requires it
+        does not start a probe of its own there before its first submission. Said before the batch's first one."""
+        with self._lock:
+            if not self._lost:
+                with suppress(OSError, ValueError):
+                    self._connection.send_bytes(json.dumps({"isolation": measured}).encode())
 
     def _read(self) -> None:
         while True:

@@ -397,6 +397,21 @@ def isolation() -> dict:
         return _isolation
 
 
+def known_isolation() -> dict | None:
+    """``isolation()`` where it was measured (or told) in this process already; None, without measuring, where not."""
+    with _isolation_lock:
+        return _isolation
+
+
+def assume_isolation(measured: dict) -> None:
+    """Take ``measured`` (another process's ``isolation()`` on this machine, started the same way) as this process's,
+    unless this one has measured its own."""
+    global _isolation
+    with _isolation_lock:
+        if _isolation is None:
+            _isolation = measured
+
+
 def _probe_isolation() -> dict:
     with tempfile.TemporaryDirectory(prefix="probe-") as scratch, open(os.devnull, "w") as quiet:
         probe = Sandbox(Path(scratch), Limits(), quiet, [sys.executable, "-c", "pass"])

@@ -138,3 +138,24 @@ def test_where_it_cannot_start_there_is_none_and_batches_grade_in_this_process(m
 
     assert checks_process.shared() is None
     assert not batch._checks_process_begun()
+
+
+def test_a_batch_hands_over_the_grading_process_measure_of_the_sandbox(checks, monkeypatch, tmp_path) -> None:
+    """With ``--require-sandbox`` the grading process has measured the sandbox before the batch: the checks' process
+    takes that measure instead of probing again. Told here that network isolation is missing, it refuses to run the
+    learner's code for that reason, which its own probe (on a machine that isolates fully, or not) would not give."""
+    from grader.engine import grading, supervisor
+
+    told = {
+        "protections": [p for p in supervisor.PROTECTIONS if p != "network"],
+        "missing": ["network"],
+        "fallbacks": [],
+    }
+    monkeypatch.setattr(grading, "_isolation", told)
+
+    results = grade_all([Task("ana", LAB, sample_code("solution"), require_isolation=True)], ResultStore(tmp_path))
+
+    assert isinstance(results["ana", LAB], NotGraded)
+    assert "SandboxUnavailable" in results["ana", LAB].reason
+    assert supervisor.PROTECTIONS["network"] in results["ana", LAB].reason
+    assert checks._next == 1  # refused there, not here
