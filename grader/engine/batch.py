@@ -26,7 +26,6 @@ import asyncio
 import hashlib
 import json
 import os
-import signal
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -43,7 +42,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, TextIO
 
-from grader.engine import checks_process, grading
+from grader.engine import checks_process, grading, supervisor
 from grader.engine.grading import grade_task
 from labkit.checking import CheckResult, capped, exception_words, neutral
 
@@ -320,14 +319,7 @@ def _checks_process_begun() -> bool:
 
 def _die_with(parent: int) -> None:
     """A worker's initializer: when the grader dies, even by SIGKILL, its workers die too (Linux)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # not Linux: a worker outlives a killed grader until its task ends
-        pass
-    if os.getppid() != parent:  # the grader died before the line above took effect
-        os._exit(1)
+    supervisor.die_with_parent(parent)
 
 
 def _worker() -> ProcessPoolExecutor:

@@ -34,7 +34,7 @@ from multiprocessing.connection import Connection
 from socket import SHUT_WR, socketpair
 from typing import Any
 
-from grader.engine import forkserver
+from grader.engine import forkserver, supervisor
 
 # How long closing waits for the process to finish what it holds and exit, before it is killed.
 CLOSE_SECONDS = 10.0
@@ -59,15 +59,6 @@ def _remote_error(name: str, message: str) -> Exception:
 # --- the checks' side: runs in the process of its own ------------------------------------------
 
 
-def _die_with_parent(parent: int) -> None:
-    with suppress(OSError, AttributeError):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:  # the grading process died before the line above took effect
-        os._exit(1)
-
-
 def warm() -> None:
     """What every grading here imports, imported now, while the grading process imports nbgrader."""
     import gc
@@ -87,14 +78,13 @@ def serve(fd: int, parent: int) -> None:
     """Grade what the grading process sends on ``fd`` until it closes its end."""
     from concurrent.futures import ThreadPoolExecutor
 
-    _die_with_parent(parent)
+    supervisor.die_with_parent(parent)
     # A Ctrl-C at the terminal reaches this process too: the grading process answers it, and this one ends with it (its
     # connection closes, or it dies with it), with no traceback of its own. A handler, not SIG_IGN: the fork server
     # started below (a new program) does not inherit it.
     signal.signal(signal.SIGINT, lambda number, frame: None)
     forkserver.begin()  # the learner hosts' fork server boots in its own process while this one imports the checks
     from grader.engine import grading
-    from grader.engine.grading import grade_task
 
     warm()
     connection = Connection(fd)
@@ -106,7 +96,9 @@ def serve(fd: int, parent: int) -> None:
             try:
                 answer = {
                     "id": request["id"],
-                    "results": grade_task(request["lab"], request["code"], request["timeout"], **request["options"]),
+                    "results": grading.grade_task(
+                        request["lab"], request["code"], request["timeout"], **request["options"]
+                    ),
                 }
             except Exception as exc:  # noqa: BLE001 - the grading side turns it into "not graded", with why
                 answer = {"id": request["id"], "error": [type(exc).__name__, str(exc)]}
@@ -182,18 +174,19 @@ class ChecksProcess:
     def limit(self, at_once: int) -> None:
         """Grade at most ``at_once`` submissions at the same time (up to ``THREADS``); those sent beyond wait their turn
         there. Said before the batch's first submission."""
-        with self._lock:
-            if not self._lost:
-                with suppress(OSError, ValueError):
-                    self._connection.send_bytes(json.dumps({"limit": at_once}).encode())
+        self._say({"limit": at_once})
 
     def tell_isolation(self, measured: dict) -> None:
         """Hand over this process's measure of the sandbox (``grading.isolation()``), so that a batch that requires it
         does not start a probe of its own there before its first submission. Said before the batch's first one."""
+        self._say({"isolation": measured})
+
+    def _say(self, message: dict) -> None:
+        """A message that needs no answer; nothing if the process is gone (the batch's first submission says so)."""
         with self._lock:
             if not self._lost:
                 with suppress(OSError, ValueError):
-                    self._connection.send_bytes(json.dumps({"isolation": measured}).encode())
+                    self._connection.send_bytes(json.dumps(message).encode())
 
     def _read(self) -> None:
         while True:
@@ -220,11 +213,6 @@ class ChecksProcess:
         for future in waiting.values():
             future.set_exception(ChecksProcessLost(self._lost))
 
-    @property
-    def busy(self) -> int:
-        with self._lock:
-            return len(self._waiting)
-
     def finish(self) -> None:
         """Send no more: the process finishes what it holds and exits (``close`` waits for that)."""
         with self._lock:
@@ -240,12 +228,9 @@ class ChecksProcess:
         try:
             self.process.wait(CLOSE_SECONDS)
         except subprocess.TimeoutExpired:
-            self.kill()
-
-    def kill(self) -> None:
-        with suppress(OSError):
-            self.process.kill()
-        self.process.wait()
+            with suppress(OSError):
+                self.process.kill()
+            self.process.wait()
 
 
 _shared: ChecksProcess | None = None

@@ -221,6 +221,14 @@ def _prctl(option: int, value: int) -> None:
         pass
 
 
+def die_with_parent(parent: int) -> None:
+    """This process dies when the process ``parent`` (its parent) does, even by SIGKILL (Linux; elsewhere it outlives
+    it until its work ends); if that parent is already gone, it ends now."""
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+
+
 def closed_folders(paths: list[str]) -> dict[str, set[str]]:
     """Folders on the way to ``paths`` that other users may not enter, each with the entries needed.
 
