@@ -373,7 +373,8 @@ def _on_pool(
     if local:
         from concurrent.futures import ThreadPoolExecutor
 
-        checks = checks_process.shared()  # begun as the command started: it grades in place of the threads
+        # Begun as the command started, it grades in place of the threads; it runs grade_task, so only that.
+        checks = checks_process.shared() if grade is grade_task else None
         here = min(threads, count)
         if checks is None:
             workers += [ThreadPoolExecutor(1, thread_name_prefix="grading") for _ in range(here)]
@@ -446,7 +447,7 @@ class _Slot:
         self.checks = checks
 
     def submit(self, grade: Callable, lab: str, code: str, timeout: float | None, **options: Any):
-        return self.checks.submit(lab, code, timeout, **options)  # ``grade`` is grade_task: what it runs
+        return self.checks.submit(lab, code, timeout, **options)  # ``grade`` is grade_task (``_on_pool``): what it runs
 
     def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
         """Nothing of its own to stop: the process is finished with the batch."""

@@ -159,3 +159,22 @@ def test_a_batch_hands_over_the_grading_process_measure_of_the_sandbox(checks, m
     assert "SandboxUnavailable" in results["ana", LAB].reason
     assert supervisor.PROTECTIONS["network"] in results["ana", LAB].reason
     assert checks._next == 1  # refused there, not here
+
+
+def test_a_batch_graded_by_another_function_is_not_sent_there(checks) -> None:
+    """The checks' process runs ``grade_task``: a batch given another grading function grades with that one, here."""
+    import os
+
+    import batchfaults
+
+    from grader.engine.batch import _on_pool
+
+    graded_by = {}
+
+    def settle(task, outcome) -> None:
+        graded_by[task.student] = outcome()[0]["message"]  # the pid of the process that graded it
+
+    _on_pool([Task(s, LAB, "now") for s in ("ana", "ben")], 2, settle, batchfaults.grade_where, local=True)
+
+    assert graded_by == dict.fromkeys(("ana", "ben"), str(os.getpid()))
+    assert checks._next == 0
