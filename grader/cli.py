@@ -714,7 +714,7 @@ def build_parser(prog: str = "python -m grader") -> argparse.ArgumentParser:
         help="Refuse to grade unless learner code runs with every protection of the sandbox: a user of its own, its own "
         "view of the files, no network, other processes hidden (Linux, as root). Use it for a real cohort.",
     )
-    p.set_defaults(run=cmd_autograde)
+    p.set_defaults(run=cmd_autograde, interrupted=AUTOGRADE_INTERRUPTED)
 
     p = with_course(sub.add_parser("feedback", help="Write each graded submission's feedback as HTML."))
     p.add_argument(
@@ -794,6 +794,15 @@ def build_parser(prog: str = "python -m grader") -> argparse.ArgumentParser:
     return parser
 
 
+# Ctrl-C: what the command says, and its exit status (a shell's for a command ended by SIGINT).
+INTERRUPTED = "interrupted (Ctrl-C) before it finished; run it again."
+AUTOGRADE_INTERRUPTED = (
+    "autograde was interrupted (Ctrl-C). Every submission recorded before the stop is in the gradebook; run the same "
+    "command again to grade the rest (what was recorded is not graded again)."
+)
+INTERRUPTED_EXIT = 130
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "python -m grader") -> int:
     parser = build_parser(prog)
     args = parser.parse_args(argv)
@@ -802,6 +811,12 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m grader") -> i
     except (UsageError, PipelineError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # a second Ctrl-C ends the command at once
+        print(f"stopped: {getattr(args, 'interrupted', INTERRUPTED)}", file=sys.stderr)
+        return INTERRUPTED_EXIT
 
 
 def console() -> int:

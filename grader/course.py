@@ -762,8 +762,11 @@ class BatchAutograde(Autograde):
             self._ready = True
         coursedir = self.coursedir
         coursedir.assignment_id, coursedir.student_id = assignment_id, student_id
+        converting = _Converting(self)
         try:
-            result = capture_log(_Converting(self))
+            result = capture_log(converting)
+            if converting.interrupted:  # capture_log catches everything, Ctrl-C included: the batch stops, not this one
+                raise KeyboardInterrupt
         except BaseException:
             self._session.rollback()
             raise
@@ -785,14 +788,18 @@ class _Converting:
     def __init__(self, converter: BatchAutograde) -> None:
         self.converter = converter
         self.log = converter.log
+        self.interrupted = False
 
     def start(self) -> None:
         converter = self.converter
-        converter.init_notebooks()
         here = os.getcwd()
-        os.chdir(converter.coursedir.root)
         try:
+            converter.init_notebooks()
+            os.chdir(converter.coursedir.root)
             converter.convert_notebooks()
+        except KeyboardInterrupt:
+            self.interrupted = True
+            raise
         finally:
             os.chdir(here)
 

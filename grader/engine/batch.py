@@ -26,6 +26,7 @@ import asyncio
 import hashlib
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -48,8 +49,10 @@ from labkit.checking import CheckResult, capped, exception_words, neutral
 
 STORE = ".grading"  # under the course folder
 # Fault injection for the resumability tests: the process kills itself (SIGKILL, no clean-up) after
-# this many submissions have been graded (phase "checks") or recorded (phase "record").
-KILL_AFTER = "GRADER_KILL_AFTER"  # e.g. "checks:3" or "record:2"
+# this many submissions have been graded (phase "checks") or recorded (phase "record"), e.g. "checks:3" or
+# "record:2"; or, with ":INT" ("record:2:INT"), is interrupted as a Ctrl-C at the terminal does: SIGINT to every
+# process of its process group.
+KILL_AFTER = "GRADER_KILL_AFTER"
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # grader/engine/batch.py
 
@@ -172,16 +175,19 @@ class ResultStore:
         self.recorded_path(lab, student).unlink(missing_ok=True)
 
 
-def _kill_point() -> tuple[str, int] | None:
-    value = os.environ.get(KILL_AFTER, "")
-    phase, _, count = value.partition(":")
-    return (phase, int(count)) if phase and count.isdigit() else None
+def _kill_point() -> tuple[str, int, str] | None:
+    phase, _, rest = os.environ.get(KILL_AFTER, "").partition(":")
+    count, _, how = rest.partition(":")
+    return (phase, int(count), how) if phase and count.isdigit() and how in ("", "INT") else None
 
 
 def maybe_kill(phase: str, done: int) -> None:
     point = _kill_point()
-    if point and point == (phase, done):
-        os.kill(os.getpid(), 9)
+    if point and point[:2] == (phase, done):
+        if point[2] == "INT":
+            os.killpg(os.getpgrp(), signal.SIGINT)
+        else:
+            os.kill(os.getpid(), signal.SIGKILL)
 
 
 class Progress:
@@ -393,6 +399,7 @@ def _on_pool(
         workers.append(worker)
         ready.append(not local)  # without a local worker, queue on the workers at once, as they start
     running: dict[Any, tuple[Task, int]] = {}
+    completed = False
 
     def give(slot: int) -> None:
         if not ready[slot]:
@@ -429,14 +436,19 @@ def _on_pool(
                     workers[slot] = _worker()
                 give(slot)  # the worker's next submission first: settling may take a while (it may be recorded)
                 settle(task, future.result)
+        completed = True
     finally:
+        # Interrupted (Ctrl-C, or the recording failed): nothing more is settled, so what the workers and the checks'
+        # process hold is abandoned at once rather than waited for.
         starting = set(warming.values())
         for slot, worker in enumerate(workers):
-            if slot in starting:
+            if slot in starting or not completed:
                 _stop_now(worker)
             else:
                 worker.shutdown(wait=True, cancel_futures=True)
-        if checks is not None:
+        if checks is not None and not completed:
+            checks.stop()
+        elif checks is not None:
             checks.finish()  # it exits once it has answered all it holds (the command's exit waits for it)
 
 

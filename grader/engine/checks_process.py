@@ -220,6 +220,17 @@ class ChecksProcess:
             with suppress(OSError):
                 self._socket.shutdown(SHUT_WR)
 
+    def stop(self) -> None:
+        """End the process now, without waiting for what it holds (the batch was interrupted): those fail with
+        ``ChecksProcessLost``. Its fork server and learner hosts die with it."""
+        if os.getpid() != self.owner:
+            return
+        with self._lock:
+            self._lose_locked("the checks' process was stopped: the batch was interrupted")
+        with suppress(OSError):
+            self.process.kill()
+        self.process.wait()
+
     def close(self) -> None:
         """Let the process finish what it holds and exit (waited for, a bounded while; then killed)."""
         if os.getpid() != self.owner:

@@ -187,6 +187,7 @@ def _supervise(control: socket.socket, fds: list[int], argv: list[str]) -> None:
     """In the forked child: become the supervisor of one host, on the descriptors the grader sent."""
     status = 1
     try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         os.close(control.detach())  # no host may ask for more hosts
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
@@ -247,6 +248,9 @@ def serve(control: socket.socket) -> None:
     once the supervisors listed (whose connections the grader saw close) have ended.
     """
     supervisor._prctl(supervisor.PR_SET_PDEATHSIG, signal.SIGKILL)
+    # A Ctrl-C at the terminal reaches every process of the command: the grading process stops the batch, and this
+    # server ends with its client. Its children take it as before (``_supervise``).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     warm()
     # What every host shares, frozen: the cycle collector of each forked host leaves it alone (it is the bulk of a
     # host's objects), and so does not touch, and copy, the pages it lies on.

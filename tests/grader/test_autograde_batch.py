@@ -1,5 +1,5 @@
 """Autograde a batch through the real CLI: any --jobs gives the same gradebook, and a run killed with SIGKILL
-at any phase resumes without losing or regrading anything.
+at any phase, or stopped with Ctrl-C, resumes without losing or regrading anything.
 
 One course is released once; each case grades a copy of it. The kill is injected at an exact
 point (``GRADER_KILL_AFTER``: the process sends itself SIGKILL, no clean-up), so each case is
@@ -20,6 +20,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
+from grader.cli import AUTOGRADE_INTERRUPTED, INTERRUPTED_EXIT
 from grader.course import COURSE_ID, graded_cells
 from grader.engine.batch import KILL_AFTER, STORE, ResultStore, Task, grade_all
 from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course
@@ -68,6 +69,10 @@ def autograde(
         capture_output=True,
         text=True,
         timeout=600,
+        # A group of its own, as a terminal's foreground command has (a ":INT" kill point interrupts the whole group),
+        # and Ctrl-C taken as an interactive shell leaves it, whatever this process was started with.
+        process_group=0,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
@@ -180,6 +185,34 @@ def test_a_run_killed_at_any_phase_resumes_to_the_same_gradebook_without_regradi
     # submission recorded before the kill was recorded again.
     assert {name: after[name] for name in before} == before
     assert len([n for n in after if n.startswith("results")]) == len(SAMPLES)
+
+
+# The default workers (the checks' process) and --jobs 4 (a worker process beside it); after a submission is checked,
+# and after one is recorded.
+@pytest.mark.parametrize(("kill_after", "jobs"), [("checks:2:INT", "2"), ("record:3:INT", "2"), ("record:2:INT", "4")])
+def test_a_ctrl_c_stops_the_run_saying_how_to_go_on_and_a_run_again_finishes_it_without_regrading(
+    released, submissions, one_job, tmp_path, kill_after, jobs
+) -> None:
+    course = tmp_path / "course"
+    shutil.copytree(released, course)
+
+    stopped = autograde(course, submissions, "--jobs", jobs, kill_after=kill_after)
+
+    assert stopped.returncode == INTERRUPTED_EXIT, stopped.stderr
+    # One sentence, from the command alone: no traceback from it, its checks' process, fork server or workers.
+    assert stopped.stderr.rstrip().splitlines()[-1] == f"stopped: {AUTOGRADE_INTERRUPTED}"
+    assert "Traceback" not in stopped.stderr and "KeyboardInterrupt" not in stopped.stderr, stopped.stderr
+    # The submission being recorded is not taken for a broken one ("not graded <student>/<lab>: ...").
+    assert not [line for line in stopped.stderr.splitlines() if line.startswith("not graded")], stopped.stderr
+    before = stamps(course / STORE)
+    assert [n for n in before if n.startswith("recorded")]  # what was recorded before the stop is kept
+
+    rerun = autograde(course, submissions, "--jobs", jobs)
+
+    assert rerun.returncode == 0, rerun.stderr
+    assert outcome(course) == one_job
+    after = stamps(course / STORE)
+    assert {name: after[name] for name in before} == before
 
 
 def test_a_rerun_of_a_finished_batch_grades_nothing_again(released, submissions, tmp_path) -> None:

@@ -254,3 +254,25 @@ def test_autograde_begins_the_checks_process_before_nbgrader_is_imported(tmp_pat
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True).stdout
     assert out.strip().splitlines()[-1] == "['checks', 'fork server', 'nbgrader']"
+
+
+@pytest.mark.parametrize(
+    ("command", "said"), [("decide", "interrupted (Ctrl-C)"), ("autograde", "autograde was interrupted")]
+)
+def test_ctrl_c_ends_a_command_with_one_line_and_status_130(tmp_path: Path, capsys, monkeypatch, command, said) -> None:
+    import signal
+
+    from grader import cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, f"cmd_{command}", interrupted)
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        assert main([command, str(tmp_path)]) == 130
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_DFL  # a second Ctrl-C ends it at once
+    finally:
+        signal.signal(signal.SIGINT, before)
+    err = capsys.readouterr().err
+    assert err.startswith(f"stopped: {said}") and err.count("\n") == 1, err

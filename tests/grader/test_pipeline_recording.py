@@ -283,3 +283,32 @@ def test_a_checks_outputs_are_what_nbformat_makes_and_valid() -> None:
         assert ours == theirs
         for output in ours:
             validate(output, ref=output.output_type, version=4)
+
+
+def test_a_ctrl_c_inside_nbgraders_steps_stops_the_batch_and_does_not_fail_the_submission(
+    released, tmp_path, monkeypatch
+) -> None:
+    """nbgrader's ``capture_log`` catches everything its converter raises, Ctrl-C included, and calls it a failed
+    submission: the batch takes it back for what it is. The batch stops, the submission being recorded is neither
+    recorded nor listed as not graded, and a run again records it."""
+    from nbgrader.preprocessors import LimitOutput
+
+    course, course_root, pairs = collected(released, tmp_path, STUDENTS[:2])
+    original = LimitOutput.preprocess
+
+    first, second = (student for student, _ in pairs)
+
+    def ctrl_c(self, nb, resources):
+        if resources["nbgrader"]["student"] == second:
+            raise KeyboardInterrupt
+        return original(self, nb, resources)
+
+    monkeypatch.setattr(LimitOutput, "preprocess", ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        course.autograde(pairs, jobs=1)
+    assert [r["student"] for r in course.gradebook()] == [first]
+    assert course.not_graded() == []
+
+    monkeypatch.setattr(LimitOutput, "preprocess", original)
+    assert all(o.ok for o in course.autograde(pairs, jobs=1))
+    assert sorted(r["student"] for r in course.gradebook()) == sorted(STUDENTS[:2])

@@ -178,3 +178,22 @@ def test_a_batch_graded_by_another_function_is_not_sent_there(checks) -> None:
 
     assert graded_by == dict.fromkeys(("ana", "ben"), str(os.getpid()))
     assert checks._next == 0
+
+
+def test_an_interrupted_batch_stops_the_process_at_once_and_keeps_what_was_stored(checks, tmp_path) -> None:
+    """Ctrl-C while a batch is recorded: the batch stops there, the checks' process is stopped without finishing what it
+    holds (the command exits at once, not once those are graded), and what was stored before the stop stays."""
+    students = ("solution", "blank", "retries_business_error", "solution__2", "blank__2")
+    tasks = [Task(student, LAB, sample_code(student.split("__")[0])) for student in students]
+    store = ResultStore(tmp_path)
+
+    def interrupted(task, results) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        grade_all(tasks, store, jobs=1, on_result=interrupted)
+
+    assert checks.process.poll() is not None  # stopped, not left to finish the submissions it held
+    assert checks_process.shared() is None
+    stored = [t.student for t in tasks if store.get(t.lab, t.student, t.key) is not None]
+    assert len(stored) == 1  # the first one in, stored before it was handed on: the next run does not grade it again
