@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import re
 import resource
@@ -476,7 +477,52 @@ def cpu_split(work: Path, pairs_of: list[tuple[str, str]]) -> dict[str, float]:
     }
     split["engine in all"] = sum(split.values())
     split["of the learner host: its start"] = host_start_cpu(pairs, warm)
+    split["the checks without the engine"] = checks_without_the_engine(pairs)[0]
     return split
+
+
+def checks_without_the_engine(pairs: list[tuple[str, str]]) -> tuple[float, list[list[bool]]]:
+    """Per submission, the CPU of the same checks with no engine around them: the answer cells loaded in this process
+    and served by the lab's server in this process (as a lab notebook's ``lab.check`` does, and as stock nbgrader's
+    and otter's kernels run them), one server for all of a submission's checks, no sandbox, no second process, no
+    nbgrader. The servers a lab 2 configuration starts count too (they start from the fork server, as the engine's
+    do). Returns the CPU and each submission's verdicts (for comparing with the engine's). The sample answers are
+    trusted code: this runs them unsandboxed."""
+    from grader.engine.grading import sandboxed
+    from grader.labs import lab_checks
+    from grader.notebook import answer_code, read_notebook
+    from labkit.checking import logger_level, run_check
+    from servers.client import connect
+    from servers.learner_host import build_server
+    from servers.learner_host.host import load_learner_code
+
+    def grade(lab: str, code: str) -> list[bool]:
+        namespace, _ = load_learner_code(lab, code)
+        registry = lab_checks(lab)
+        with tempfile.TemporaryDirectory(prefix="lab-state-") as state:
+            before = os.environ.get("LAB_STATE_DIR")
+            os.environ["LAB_STATE_DIR"] = state
+            try:
+                with (
+                    logger_level(
+                        "mcp", logging.CRITICAL
+                    ),  # as lab.check: the SDK logs what the learner's server raised
+                    connect(build_server(lab, namespace), timeout=30) as host,
+                ):
+                    host.state_dir, host.sandboxed = Path(state), sandboxed  # as the engine gives its hosts' sessions
+                    return [run_check(registry[name], host).passed for name in registry.checks]
+            finally:
+                if before is None:
+                    os.environ.pop("LAB_STATE_DIR", None)
+                else:
+                    os.environ["LAB_STATE_DIR"] = before
+
+    codes = [(lab, answer_code(read_notebook(SAMPLE_SUBMISSIONS / s / lab / f"{lab}.ipynb"))) for s, lab in pairs]
+    for lab in sorted({lab for lab, _ in codes}):  # each lab's server and checks imported before the clock
+        grade(lab, next(code for one, code in codes if one == lab))
+    before = cpu_seconds()  # this process, its children, and what its fork server forked
+    verdicts = [grade(lab, code) for lab, code in codes]
+    return (cpu_seconds() - before) / len(codes), verdicts
 
 
 def host_start_cpu(pairs: list[tuple[str, str]], warm) -> float:
@@ -1003,6 +1049,8 @@ def main() -> int:
                     # A check is a conversation: the grader's side, and the learner's server answering it.
                     both_sides = s["checks"] + s["learner host"] - s["of the learner host: its start"]
                     print(f"  engine in all / both sides of the checks' calls: {s['engine in all'] / both_sides:.2f}")
+                    alone = s["the checks without the engine"]
+                    print(f"  engine in all / the checks without the engine: {s['engine in all'] / alone:.2f}")
             if not options.no_hostile:
                 report["hostile"] = compare(work, "hostile", [], jobs=options.jobs, stock_timeout=options.stock_timeout)
                 show("the hostile batch", report["hostile"])

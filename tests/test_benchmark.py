@@ -178,3 +178,22 @@ def test_otter_with_the_generated_tests_gives_this_engines_scores(bench, tmp_pat
     assert figures["both"] == figures["agree"] == len(pairs_of), figures["differ"]
     expected = json.loads((SAMPLE_SUBMISSIONS / "expected.json").read_text())
     assert bench.scores(engine) == {(s, lab): expected[lab]["samples"][s]["score"] for s, lab in pairs_of}
+
+
+def test_the_checks_without_the_engine_are_the_engines_checks_with_the_same_verdicts(bench) -> None:
+    """The split's baseline (the same checks, the learner's server in the benchmark's process) runs every check of
+    the lab, hidden ones included, to the verdicts the engine gives, so the engine's CPU is compared with the same work."""
+    from grader.engine.grading import grade_code
+
+    pairs = [
+        ("solution", "lab2_scopes_expansion"),
+        ("blank", "lab1_error_results"),
+        ("missing_template", "lab3_tools_resources"),
+    ]
+    cpu, verdicts = bench.checks_without_the_engine(pairs)
+
+    assert cpu > 0
+    for (student, lab), passed in zip(pairs, verdicts, strict=True):
+        code = answer_code(read_notebook(SAMPLE_SUBMISSIONS / student / lab / f"{lab}.ipynb"))
+        assert passed == [result.passed for result in grade_code(lab, code)], (student, lab)
+    assert any(verdicts[0]) and not all(verdicts[1])  # a solution passes checks, a blank fails some
