@@ -333,6 +333,14 @@ def _worker() -> ProcessPoolExecutor:
     return ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=_die_with, initargs=(os.getpid(),))
 
 
+def _grading_thread() -> Any:
+    """A local worker: one thread of this process, grading one submission at a time (``grade_task`` runs no learner
+    code here)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(1, thread_name_prefix="grading")
+
+
 def _warm() -> None:
     """A new worker's first work item: what grading imports and starts once, so it is ready for a submission.
 
@@ -376,14 +384,13 @@ def _on_pool(
     ready: list[bool] = []
     warming: dict[Any, int] = {}
     checks = None
+    threads_left = 0  # grading threads this batch may still start here in place of the checks' process
     if local:
-        from concurrent.futures import ThreadPoolExecutor
-
         # Begun as the command started, it grades in place of the threads; it runs grade_task, so only that.
         checks = checks_process.shared() if grade is grade_task else None
         here = min(threads, count)
         if checks is None:
-            workers += [ThreadPoolExecutor(1, thread_name_prefix="grading") for _ in range(here)]
+            workers += [_grading_thread() for _ in range(here)]
         else:
             # ``here`` at once there, and as many more queued in it: it goes on with them while this thread records.
             checks.limit(here)
@@ -392,6 +399,7 @@ def _on_pool(
                 checks.tell_isolation(measured)
             workers += [_Slot(checks) for _ in range(min(2 * here, len(todo)))]
             count += len(workers) - here
+            threads_left = here
         ready += [True] * len(workers)
     while len(workers) < count:
         worker = _worker()
@@ -401,17 +409,29 @@ def _on_pool(
     running: dict[Any, tuple[Task, int]] = {}
     completed = False
 
+    def replace(slot: int) -> None:
+        """A worker that broke: a fresh worker process in its place; or, in place of the checks' process (gone: killed,
+        or out of memory), a grading thread of this process for each of its first slots, as where it never started,
+        not new processes each with imports of its own, and its other slots, which only queued there, retired."""
+        nonlocal threads_left
+        lost = workers[slot]
+        lost.shutdown(wait=False, cancel_futures=True)
+        if not isinstance(lost, _Slot):
+            workers[slot] = _worker()
+        elif threads_left:
+            workers[slot] = _grading_thread()
+            threads_left -= 1
+        else:
+            ready[slot] = False
+
     def give(slot: int) -> None:
-        if not ready[slot]:
-            return
-        while queue:
+        while queue and ready[slot]:
             task = queue.pop()
             try:
                 running[workers[slot].submit(grade, task.lab, task.code, task.timeout, **task.options)] = (task, slot)
                 return
             except Exception as exc:  # noqa: BLE001 - the worker broke between two tasks, or cannot start
-                workers[slot].shutdown(wait=False, cancel_futures=True)
-                workers[slot] = _worker()
+                replace(slot)
                 settle(task, _raise(exc))
 
     try:
@@ -432,8 +452,7 @@ def _on_pool(
                     continue
                 task, slot = running.pop(future)
                 if isinstance(future.exception(), BrokenProcessPool):
-                    workers[slot].shutdown(wait=False, cancel_futures=True)
-                    workers[slot] = _worker()
+                    replace(slot)
                 give(slot)  # the worker's next submission first: settling may take a while (it may be recorded)
                 settle(task, future.result)
         completed = True

@@ -13,7 +13,7 @@ A request is one JSON message ``{"id", "lab", "code", "timeout", "options"}``; i
 (``grading.grade_task``'s plain data) or ``{"id", "error": [type, message]}``. Either end seeing the other's end of the
 connection ends: this process finishes the submissions it holds and exits; the grading side fails what it
 was waiting for with ``ChecksProcessLost`` (a ``BrokenProcessPool``: the batch says the process grading it
-stopped, and grades the rest elsewhere).
+stopped, and grades the rest in the grading process's threads).
 
 ``python -c`` (``_command``) runs ``serve`` on the connection's descriptor; ``begin`` and ``shared`` are the
 grading side.

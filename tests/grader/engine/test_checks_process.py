@@ -78,8 +78,13 @@ def test_a_batch_sends_its_checks_there_one_at_a_time_or_several(checks, tmp_pat
     }
 
 
-def test_a_process_lost_mid_batch_costs_the_submissions_it_held_and_the_rest_are_graded(checks, tmp_path) -> None:
-    students = ("solution", "blank", "retries_business_error", "solution__2", "blank__2")
+# One at a time (one slot grading, one queued) and three (three grading, three queued).
+@pytest.mark.parametrize("jobs", [1, 3])
+def test_a_process_lost_mid_batch_costs_the_submissions_it_held_and_threads_here_grade_the_rest(
+    checks, tmp_path, monkeypatch, jobs
+) -> None:
+    samples = ("solution", "blank", "retries_business_error")
+    students = [f"{samples[i % 3]}__{i}" for i in range(10)]
     tasks = [Task(student, LAB, sample_code(student.split("__")[0])) for student in students]
     seen = []
 
@@ -88,14 +93,21 @@ def test_a_process_lost_mid_batch_costs_the_submissions_it_held_and_the_rest_are
         if len(seen) == 1:
             checks.process.kill()
 
-    results = grade_all(tasks, ResultStore(tmp_path), jobs=1, on_result=kill_after_the_first)
+    def no_worker_process():
+        raise AssertionError("a worker process was started in place of the checks' process")
+
+    # Gone (killed, out of memory), it is replaced by grading threads of this process, as where it never started: no
+    # worker process, each with imports of its own, for each of its slots.
+    monkeypatch.setattr(batch, "_worker", no_worker_process)
+    results = grade_all(tasks, ResultStore(tmp_path), jobs=jobs, on_result=kill_after_the_first)
 
     assert sorted(seen) == sorted(students)
     lost = [student for student in students if isinstance(results[student, LAB], NotGraded)]
-    assert 1 <= len(lost) <= 2  # the one being graded, and the one queued behind it
+    assert 1 <= len(lost) <= 2 * jobs  # those being graded there, and those queued behind them
     assert all("stopped before it finished" in results[student, LAB].reason for student in lost)
+    assert len(lost) < len(students)
     for student in students:
-        if student not in lost:  # graded by the worker process that took over
+        if student not in lost:  # graded by a grading thread here
             code = sample_code(student.split("__")[0])
             assert [r.passed for r in results[student, LAB]] == [r["passed"] for r in grade_task(LAB, code)]
 
