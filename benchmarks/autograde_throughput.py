@@ -492,6 +492,7 @@ def checks_without_the_engine(pairs: list[tuple[str, str]]) -> tuple[float, list
     from grader.labs import lab_checks
     from grader.notebook import answer_code, read_notebook
     from labkit.checking import logger_level, run_check
+    from labkit.lab import _environ
     from servers.client import connect
     from servers.learner_host import build_server
     from servers.learner_host.host import load_learner_code
@@ -499,23 +500,16 @@ def checks_without_the_engine(pairs: list[tuple[str, str]]) -> tuple[float, list
     def grade(lab: str, code: str) -> list[bool]:
         namespace, _ = load_learner_code(lab, code)
         registry = lab_checks(lab)
-        with tempfile.TemporaryDirectory(prefix="lab-state-") as state:
-            before = os.environ.get("LAB_STATE_DIR")
-            os.environ["LAB_STATE_DIR"] = state
-            try:
-                with (
-                    logger_level(
-                        "mcp", logging.CRITICAL
-                    ),  # as lab.check: the SDK logs what the learner's server raised
-                    connect(build_server(lab, namespace), timeout=30) as host,
-                ):
-                    host.state_dir, host.sandboxed = Path(state), sandboxed  # as the engine gives its hosts' sessions
-                    return [run_check(registry[name], host).passed for name in registry.checks]
-            finally:
-                if before is None:
-                    os.environ.pop("LAB_STATE_DIR", None)
-                else:
-                    os.environ["LAB_STATE_DIR"] = before
+        # As Lab.run (lab.check) sets up a check, but with the hidden checks too and the engine's means of starting a
+        # lab 2 configuration's servers; the SDK's logs of what the learner's server raised are kept quiet, as there.
+        with (
+            tempfile.TemporaryDirectory(prefix="lab-state-") as state,
+            _environ("LAB_STATE_DIR", state),
+            logger_level("mcp", logging.CRITICAL),
+            connect(build_server(lab, namespace), timeout=30) as host,
+        ):
+            host.state_dir, host.sandboxed = Path(state), sandboxed
+            return [run_check(registry[name], host).passed for name in registry.checks]
 
     codes = [(lab, answer_code(read_notebook(SAMPLE_SUBMISSIONS / s / lab / f"{lab}.ipynb"))) for s, lab in pairs]
     for lab in sorted({lab for lab, _ in codes}):  # each lab's server and checks imported before the clock

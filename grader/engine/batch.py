@@ -465,10 +465,10 @@ def _on_pool(
                 _stop_now(worker)
             else:
                 worker.shutdown(wait=True, cancel_futures=True)
-        if checks is not None and not completed:
-            checks.stop()
-        elif checks is not None:
+        if checks is not None and completed:
             checks.finish()  # it exits once it has answered all it holds (the command's exit waits for it)
+        elif checks is not None:
+            checks.stop()
 
 
 class _Slot:
