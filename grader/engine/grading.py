@@ -61,6 +61,7 @@ HOST_FILES = (
     "servers/__init__.py",
     "servers/toolkit.py",
     "servers/pipes.py",
+    "servers/in_turn.py",
     "servers/learner_host",
     "servers/support_desk/__init__.py",
     "servers/support_desk/kit.py",

@@ -194,7 +194,7 @@ def serve(lab: str, namespace: dict[str, Any], load_error: str | None, run: Call
     session is over. ``run``: as ``build_server`` takes it.
     """
     try:
-        run_stdio(build_server(lab, namespace, load_error=load_error, run=run))
+        run_stdio(build_server(lab, namespace, load_error=load_error, run=run), in_turn=True)
     except SystemExit as exc:  # sys.exit in a tool of a learner-written server ends the serving loop from inside
         status = exc.code if isinstance(exc.code, int) else 1
     else:

@@ -1,0 +1,255 @@
+"""Serve a 2026-era MCP client one request at a time, on the event loop's own thread, with the SDK's own handling.
+
+The SDK's stdio loop passes every message through a chain of tasks: a reader, a replay relay, the
+dispatcher's read loop, a task per request, a writer, each handing the message on through a memory
+stream. For a client that waits for each answer before it sends its next request (the grader's checks,
+a hundred requests or more per submission), that chain costs a learner host several times what the
+request itself does. Here a request is read, handled and answered before the next line is read:
+
+* the handling is the SDK's own for a 2026-07-28 request (``mcp.server.runner.serve_one``: the envelope
+  classifier, the server's middleware, the params' validation, the handler, the result's shaping), in a
+  task of its own with a copy of the serving task's context, as the SDK's dispatcher runs each handler;
+* errors reach the wire as the SDK's modern loop maps them (``MCPError`` and ``ValidationError`` by the
+  shared ladder, anything else as a logged INTERNAL_ERROR);
+* each message is encoded once, as the SDK's stdio writer encodes it.
+
+What differs is only order: a request sent before the previous one was answered waits for it, where the
+SDK would start it at once. A client that opens with the ``initialize`` handshake (the 2025 era: Claude
+Code, the MCP Inspector) is served by the SDK's own loop, with the lines already read replayed into it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+import logging
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import mcp_types as types
+from pydantic import ValidationError
+
+log = logging.getLogger("servers")
+
+try:  # the SDK's per-request pieces of its 2026-era loop (mcp.server.runner._serve_modern_stream)
+    from mcp.server.connection import Connection, NotifyOnlyOutbound
+    from mcp.server.runner import (
+        ServerRunner,
+        _has_modern_envelope,
+        _initialize_after_modern_data,
+        aclose_shielded,
+        modern_error_data,
+        serve_one,
+    )
+    from mcp.shared.exceptions import MCPError, NoBackChannelError
+    from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
+    from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
+    from mcp.shared.transport_context import TransportContext
+    from mcp_types.version import LATEST_MODERN_VERSION
+except ImportError:  # another SDK release: the SDK's own loop serves every client
+    serve_one = None
+
+# How many frames before the client's first request are kept for the loop that serves it (as the SDK keeps).
+LEAD_LIMIT = 8
+
+
+def available() -> bool:
+    """Whether this SDK release has the pieces serving in turn is built from."""
+    return serve_one is not None
+
+
+def replaced(message: types.JSONRPCMessage) -> types.JSONRPCMessage:
+    """``message`` with the text UTF-8 cannot encode (a lone surrogate a handler returned) replaced."""
+    data = message.model_dump(by_alias=True, exclude_unset=True, mode="python")
+    text = json.dumps(data, ensure_ascii=False).encode("utf-8", errors="replace").decode("utf-8")
+    return types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+
+
+def encode(message: types.JSONRPCMessage) -> str:
+    """``message`` as one line of the wire, as the SDK's stdio writer encodes it, its text made encodable
+    (``replaced``) where it would otherwise stop the writer and leave the client waiting."""
+    try:
+        return message.model_dump_json(by_alias=True, exclude_unset=True)
+    except ValueError:  # pydantic's serialization error: "surrogates not allowed"
+        return replaced(message).model_dump_json(by_alias=True, exclude_unset=True)
+
+
+class Wire:
+    """The writing side: one encoded message per line, sent before the next request is read."""
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+
+    async def send(self, message: types.JSONRPCMessage) -> None:
+        await self.out.write(encode(message) + "\n")
+        await self.out.flush()
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> None:
+        await self.send(types.JSONRPCNotification(jsonrpc="2.0", method=method, params=dict(params or {}) or None))
+
+
+@dataclass
+class Exchange:
+    """The dispatch context of one request or notification (``mcp.shared.dispatcher.DispatchContext``): a
+    2026-era connection, so notifications and progress ride the pipe and requests to the client are refused."""
+
+    wire: Wire
+    request_id: Any
+    progress_token: Any = None
+    message_metadata: Any = None
+    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
+
+    @property
+    def transport(self) -> TransportContext:
+        return TransportContext(kind="jsonrpc", can_send_request=False)
+
+    @property
+    def can_send_request(self) -> bool:
+        return False
+
+    async def send_raw_request(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> dict:
+        raise NoBackChannelError(method)
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> None:
+        await self.wire.notify(method, params, opts)
+
+    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        if self.progress_token is None:
+            return
+        params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self.notify("notifications/progress", params)
+
+
+def _progress_token(params: Mapping[str, Any] | None) -> Any:
+    meta = (params or {}).get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, Mapping) else None
+    return token if isinstance(token, str | int) and not isinstance(token, bool) else None
+
+
+def _parse(line: str) -> types.JSONRPCMessage | None:
+    try:
+        return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except (ValidationError, ValueError) as exc:
+        log.debug("transport yielded exception: %r", exc)  # as the SDK's dispatcher drops it
+        return None
+
+
+def opens_modern(message: types.JSONRPCMessage | None) -> bool:
+    """Whether the client's first request opens a 2026-07-28 connection (``serve_dual_era_loop``'s rule)."""
+    return (
+        isinstance(message, types.JSONRPCRequest)
+        and message.method != "initialize"
+        and _has_modern_envelope(message.params)
+    )
+
+
+async def opening(lines: AsyncIterator[str]) -> tuple[list[str], types.JSONRPCMessage | None]:
+    """The lines up to the client's first request (at most ``LEAD_LIMIT`` before it kept), and that request."""
+    lead: list[str] = []
+    async for line in lines:
+        message = _parse(line)
+        if isinstance(message, types.JSONRPCRequest):
+            lead.append(line)
+            return lead, message
+        if len(lead) < LEAD_LIMIT:
+            lead.append(line)
+    return lead, None
+
+
+class Replayed:
+    """``lines`` with the lines already read in front of them."""
+
+    def __init__(self, lead: list[str], lines: AsyncIterator[str]) -> None:
+        self.lead = list(lead)
+        self.lines = lines
+
+    def __aiter__(self) -> Replayed:
+        return self
+
+    async def __anext__(self) -> str:
+        if self.lead:
+            return self.lead.pop(0)
+        return await self.lines.__anext__()
+
+
+async def serve(server: Any, lead: list[str], lines: AsyncIterator[str], out: Any) -> None:
+    """Serve ``server`` (low-level) in turn: the ``lead`` lines, then ``lines`` until they end."""
+    wire = Wire(out)
+    outbound = NotifyOnlyOutbound(wire)
+    loop = asyncio.get_running_loop()
+    async with server.lifespan(server) as state:
+
+        async def request(message: types.JSONRPCRequest) -> None:
+            method, params = message.method, message.params
+            exchange = Exchange(wire, message.id, _progress_token(params))
+            try:
+                if method == "initialize":
+                    raise MCPError(
+                        code=types.UNSUPPORTED_PROTOCOL_VERSION,
+                        message="connection is serving the 2026-07-28 protocol; the initialize handshake is not "
+                        "accepted",
+                        data=_initialize_after_modern_data(params),
+                    )
+                route = classify_inbound_request({"method": method, "params": params})
+                if isinstance(route, InboundLadderRejection):
+                    raise MCPError(code=route.code, message=route.message, data=route.data)
+                connection = Connection.from_envelope(
+                    route.protocol_version, route.client_info, route.client_capabilities, outbound=outbound
+                )
+                try:
+                    result = await serve_one(
+                        server, exchange, method, params, connection=connection, lifespan_state=state
+                    )
+                except (MCPError, ValidationError):
+                    raise
+                except Exception as exc:  # as the SDK's modern loop: logged, a generic error
+                    error = modern_error_data(exc)
+                    raise MCPError(code=error.code, message=error.message, data=error.data) from exc
+            except Exception as exc:  # the dispatcher's one exception-to-wire boundary
+                error = handler_exception_to_error_data(exc)
+                if error is None:
+                    log.exception("handler for %r raised", method)
+                    error = types.ErrorData(code=0, message=str(exc))
+                await wire.send(types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error))
+                return
+            await wire.send(types.JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result))
+
+        async def notification(message: types.JSONRPCNotification) -> None:
+            connection = Connection.from_envelope(LATEST_MODERN_VERSION, None, None, outbound=outbound)
+            runner = ServerRunner(server, connection, state)
+            try:
+                await serve_notification(runner, Exchange(wire, None), message)
+            except Exception:  # a notification handler that raised costs only that one
+                log.exception("notification handler for %r raised", message.method)
+
+        async def handle(message: types.JSONRPCMessage | None) -> None:
+            if isinstance(message, types.JSONRPCRequest):
+                await in_own_task(loop, request(message))
+            elif isinstance(message, types.JSONRPCNotification):
+                await in_own_task(loop, notification(message))
+            # a response or an error from the client: a 2026-era server sends no requests, so none is awaited
+
+        for line in lead:
+            await handle(_parse(line))
+        async for line in lines:
+            await handle(_parse(line))
+
+
+async def serve_notification(runner: Any, exchange: Exchange, message: types.JSONRPCNotification) -> None:
+    """A notification as the SDK's modern loop serves it: at the latest version, on a connection of its own."""
+    try:
+        await runner.on_notify(exchange, message.method, message.params)
+    finally:
+        await aclose_shielded(runner.connection)
+
+
+async def in_own_task(loop: asyncio.AbstractEventLoop, coroutine: Any) -> None:
+    """Run ``coroutine`` in a task of its own, in a copy of this task's context (as the SDK runs each handler)."""
+    await loop.create_task(coroutine, context=contextvars.copy_context())

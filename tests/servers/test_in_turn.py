@@ -1,0 +1,319 @@
+"""Serving in turn (servers.in_turn) puts on the wire what the SDK's own loop puts there, line for line.
+
+Each test serves the same server twice through ``servers.toolkit.serve_wire``, as the SDK serves it and in turn,
+and compares every line that went each way: the lab's own checks talking to the lab's host (the traffic grading
+makes), then a corpus of the protocol's edge cases (errors, notifications, a line that is not JSON, a handshake
+on a 2026-era connection, text UTF-8 cannot encode).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import importlib
+import json
+import logging
+import tempfile
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.message import SessionMessage
+
+from grader.engine.grading import sandboxed
+from grader.labs import lab_checks
+from grader.notebook import answer_code, read_notebook
+from grader.pipeline import SAMPLE_SUBMISSIONS
+from labkit.checking import logger_level, run_check
+from labkit.lab import _environ
+from servers import in_turn
+from servers.client import Session
+from servers.learner_host.host import build_server, call_here, load_learner_code
+from servers.toolkit import serve_wire
+
+KITS = ("servers.learner_host.kit_lab2", "servers.learner_host.kit_lab3", "servers.learner_host.kit_lab4")
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+class Wire:
+    """Both ends of a served wire, in memory: the lines the server reads and writes, each kept in ``log``.
+
+    A request's line is handed over only once the one before it has been answered, as a client that waits for
+    each answer sends them, so the two ways of serving see the same order of events."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[str, str]] = []
+        self.incoming, self.lines_in = anyio.create_memory_object_stream[str](100)
+        self.answered: dict[Any, anyio.Event] = {}
+        self.on_line = None  # what to do with each line the server writes (a client transport delivers it)
+
+    def __aiter__(self) -> Wire:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            line = await self.lines_in.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+        self.log.append(("in", line.rstrip("\n")))
+        return line
+
+    async def send(self, line: str) -> None:
+        """Hand the server one line; a request's, then wait for its answer."""
+        message = json.loads(line) if line.lstrip().startswith("{") else None
+        waits = isinstance(message, dict) and "method" in message and "id" in message
+        if waits:
+            self.answered[message["id"]] = anyio.Event()
+        await self.incoming.send(line)
+        if waits:
+            with anyio.fail_after(30):
+                await self.answered[message["id"]].wait()
+
+    # what the server writes to
+    async def write(self, text: str) -> None:
+        for line in text.splitlines():
+            self.log.append(("out", line))
+            message = json.loads(line)
+            if "id" in message and "method" not in message and message["id"] in self.answered:
+                self.answered[message["id"]].set()
+            if self.on_line is not None:
+                await self.on_line(line)
+
+    async def flush(self) -> None:
+        pass
+
+
+async def serve_lines(server: Any, lines: list[str], *, turn: bool) -> list[tuple[str, str]]:
+    """Every line that went each way when ``server`` was served ``lines`` (``turn``: in turn)."""
+    wire = Wire()
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(lambda: serve_wire(server, wire, wire, in_turn=turn))
+        for line in lines:
+            await wire.send(line)
+        await wire.incoming.aclose()
+    return wire.log
+
+
+@asynccontextmanager
+async def line_transport(server: Any, turn: bool, log: list[tuple[str, str]]):
+    """An MCP client transport to ``server`` served by ``serve_wire`` over lines in memory: what the SDK's client
+    writes goes to the server as lines, and what the server writes comes back as messages."""
+    wire = Wire()
+    wire.log = log
+    to_client, from_server = anyio.create_memory_object_stream[SessionMessage | Exception](100)
+    to_server, from_client = anyio.create_memory_object_stream[SessionMessage](100)
+
+    async def deliver(line: str) -> None:
+        await to_client.send(SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False)))
+
+    async def pump() -> None:
+        async with from_client:
+            async for message in from_client:
+                await wire.incoming.send(message.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n")
+        await wire.incoming.aclose()
+
+    wire.on_line = deliver
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(lambda: serve_wire(server, wire, wire, in_turn=turn))
+        tasks.start_soon(pump)
+        yield from_server, to_server
+        await to_server.aclose()
+
+
+def graded_traffic(lab: str, student: str, turn: bool) -> tuple[list[tuple[str, str]], list[tuple[bool, str]]]:
+    """The lines the lab's checks (hidden ones too) and the host exchanged on one submission, and the verdicts."""
+    code = answer_code(read_notebook(SAMPLE_SUBMISSIONS / student / lab / f"{lab}.ipynb"))
+    for kit in KITS:  # a kit's state (lab 3's alerts) starts afresh, as in a new host process
+        importlib.reload(importlib.import_module(kit))
+    namespace, load_error = load_learner_code(lab, code)
+    server = build_server(lab, namespace, load_error=load_error, run=call_here)
+    server = getattr(server, "_lowlevel_server", server)
+    registry = lab_checks(lab)
+    log: list[tuple[str, str]] = []
+    with (
+        tempfile.TemporaryDirectory(prefix="lab-state-") as state,
+        _environ("LAB_STATE_DIR", state),
+        logger_level("mcp", logging.CRITICAL),
+        Session(line_transport(server, turn, log), timeout=30) as session,
+    ):
+        session.state_dir, session.sandboxed = Path(state), sandboxed
+        verdicts = [run_check(registry[name], session) for name in registry.checks]
+    # A check may name things after its own state folder, which each run makes anew.
+    folder = Path(state).name
+    return (
+        [(way, line.replace(folder, "<state>")) for way, line in log],
+        [(result.passed, result.message.replace(folder, "<state>")) for result in verdicts],
+    )
+
+
+@pytest.fixture
+def spied(monkeypatch) -> list[int]:
+    """How many connections were served in turn (so a comparison cannot pass by both falling back to the SDK)."""
+    served: list[int] = []
+    serve = in_turn.serve
+
+    async def counted(*args: Any, **kwargs: Any) -> None:
+        served.append(1)
+        await serve(*args, **kwargs)
+
+    monkeypatch.setattr(in_turn, "serve", counted)
+    return served
+
+
+@pytest.mark.parametrize(
+    ("lab", "student"),
+    [
+        ("lab1_error_results", "solution"),
+        ("lab1_error_results", "retries_business_error"),
+        ("lab2_scopes_expansion", "solution"),
+        ("lab2_scopes_expansion", "field_merge_across_scopes"),
+        ("lab3_tools_resources", "solution"),
+        ("lab3_tools_resources", "side_effect_in_resource_read"),
+        ("lab4_server_integration", "solution"),
+        ("lab4_server_integration", "exception_on_unknown_slug"),
+        ("lab4_server_integration", "blank"),
+    ],
+)
+def test_a_labs_checks_see_the_same_wire_served_in_turn(lab: str, student: str, spied: list[int]) -> None:
+    sdk_log, sdk_verdicts = graded_traffic(lab, student, turn=False)
+    assert not spied
+    turn_log, turn_verdicts = graded_traffic(lab, student, turn=True)
+    assert spied == [1]
+    assert len(sdk_log) > 10
+    assert turn_verdicts == sdk_verdicts
+    assert turn_log == sdk_log
+
+
+REMEMBERED: contextvars.ContextVar[str] = contextvars.ContextVar("remembered", default="(nothing)")
+
+
+def edge_server() -> Any:
+    server = MCPServer("edges")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Echo the text."""
+        return text
+
+    @server.tool()
+    def broken() -> str:
+        """Always raises."""
+        raise RuntimeError("the tool broke")
+
+    @server.tool()
+    def lone_surrogate() -> str:
+        """Returns text UTF-8 cannot encode."""
+        return "half \ud800 of a pair"
+
+    @server.tool()
+    async def chatty(ctx: Context) -> str:
+        """Reports progress on the way."""
+        await ctx.report_progress(1, 2, "halfway")
+        return "done"
+
+    @server.tool()
+    async def remember(text: str) -> str:
+        """Sets a context variable in the request's context."""
+        REMEMBERED.set(text)
+        return "kept"
+
+    @server.tool()
+    async def recall() -> str:
+        """What an earlier request set: nothing, each request running in a context of its own."""
+        return REMEMBERED.get()
+
+    @server.resource("note://one", mime_type="text/plain")
+    def one() -> str:
+        return "the first note"
+
+    @server.prompt()
+    def greet(name: str) -> str:
+        return f"Greet {name}."
+
+    return server._lowlevel_server
+
+
+def request(number: int, method: str, params: dict[str, Any] | None = None, *, envelope: bool = True) -> str:
+    params = dict(params or {})
+    if envelope:
+        params["_meta"] = {**params.get("_meta", {}), **ENVELOPE}
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": number, "method": method}
+    if params:
+        message["params"] = params
+    return json.dumps(message) + "\n"
+
+
+EDGE_LINES = [
+    request(1, "server/discover"),
+    request(2, "tools/list"),
+    request(3, "tools/call", {"name": "echo", "arguments": {"text": "héllo"}}),
+    request(4, "tools/call", {"name": "echo", "arguments": {"text": 5}}),
+    request(5, "tools/call", {"name": "echo", "arguments": {}}),
+    request(6, "tools/call", {"name": "no_such_tool", "arguments": {}}),
+    request(7, "tools/call", {"name": "broken", "arguments": {}}),
+    request(8, "tools/call", {"name": "lone_surrogate", "arguments": {}}),
+    request(9, "tools/call", {"name": "chatty", "arguments": {}, "_meta": {"progressToken": "p-1"}}),
+    request(10, "resources/list"),
+    request(11, "resources/read", {"uri": "note://one"}),
+    request(12, "resources/read", {"uri": "note://none"}),
+    request(13, "prompts/list"),
+    request(14, "prompts/get", {"name": "greet", "arguments": {"name": "Ada"}}),
+    request(15, "prompts/get", {"name": "greet", "arguments": {}}),
+    request(16, "ping"),
+    request(17, "no/such/method"),
+    request(18, "tools/list", envelope=False),  # a request without its envelope, on a 2026-era connection
+    request(19, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x"}}),
+    "this line is not JSON\n",
+    json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}}) + "\n",
+    json.dumps({"jsonrpc": "2.0", "id": 99, "result": {}}) + "\n",  # an answer to a request nobody sent
+    request(20, "tools/call", {"name": "remember", "arguments": {"text": "a secret"}}),
+    request(21, "tools/call", {"name": "recall", "arguments": {}}),
+    request(22, "tools/call", {"name": "echo", "arguments": {"text": "still here"}}),
+]
+
+
+def test_the_protocols_edge_cases_get_the_same_answers_in_turn(spied: list[int]) -> None:
+    with logger_level("mcp", logging.CRITICAL), logger_level("servers", logging.CRITICAL):
+        sdk = anyio.run(lambda: serve_lines(edge_server(), EDGE_LINES, turn=False))
+        turn = anyio.run(lambda: serve_lines(edge_server(), EDGE_LINES, turn=True))
+    assert spied == [1]
+    assert turn == sdk
+    answers = {json.loads(line).get("id"): json.loads(line) for way, line in turn if way == "out"}
+    assert set(answers) >= set(range(1, 23))  # every request answered
+    assert answers[7]["result"]["isError"] is True
+    assert "\ud800" not in answers[8]["result"]["content"][0]["text"]
+    assert answers[17]["error"]["code"] == types.METHOD_NOT_FOUND
+    assert answers[19]["error"]["code"] == types.UNSUPPORTED_PROTOCOL_VERSION
+    assert answers[21]["result"]["content"][0]["text"] == "(nothing)"
+    notes = [json.loads(line)["method"] for way, line in turn if way == "out" and "method" in json.loads(line)]
+    assert "notifications/progress" in notes
+
+
+def test_a_client_that_opens_with_the_handshake_is_served_by_the_sdks_loop(spied: list[int]) -> None:
+    """Claude Code and the Inspector open with ``initialize``: the lines read to see that are replayed to the SDK."""
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n",  # before any request
+        request(
+            1,
+            "initialize",
+            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}},
+            envelope=False,
+        ),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n",
+        request(2, "tools/call", {"name": "echo", "arguments": {"text": "hi"}}, envelope=False),
+    ]
+    with logger_level("mcp", logging.CRITICAL):
+        sdk = anyio.run(lambda: serve_lines(edge_server(), lines, turn=False))
+        turn = anyio.run(lambda: serve_lines(edge_server(), lines, turn=True))
+    assert not spied
+    assert turn == sdk
+    answers = [json.loads(line) for way, line in turn if way == "out"]
+    assert answers[0]["result"]["serverInfo"]["name"] == "edges"
+    assert answers[1]["result"]["content"][0]["text"] == "hi"
