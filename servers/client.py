@@ -50,6 +50,26 @@ def stdio_params(
     return StdioServerParameters(command=sys.executable, args=["-m", module, *args], env=full_env)
 
 
+class Dispatched:
+    """A server reached through a dispatcher of the caller's own: ``opened``, an async context manager yielding an
+    ``mcp.shared.dispatcher.Dispatcher`` (``servers.in_turn.Caller``, say), entered when the session opens. The SDK's
+    ``Client`` and ``ClientSession`` run over it as over their own."""
+
+    def __init__(self, opened: Any) -> None:
+        self.opened = opened
+
+    async def connect(self, exit_stack: Any, mode: Any, raise_exceptions: bool) -> Any:
+        return await exit_stack.enter_async_context(self.opened)
+
+
+def sdk_client(server: Any, *, timeout: float | None, client_info: Any = None) -> Client:
+    """The SDK's client for ``server`` (what ``Client`` takes, or a ``Dispatched``)."""
+    client = Client(server, read_timeout_seconds=timeout, client_info=client_info)
+    if isinstance(server, Dispatched):
+        client._connect = server.connect  # the connector Client would build for a transport, replaced
+    return client
+
+
 class Session(AbstractContextManager["Session"]):
     """A blocking MCP client session, for notebook cells and scripts."""
 
@@ -59,9 +79,7 @@ class Session(AbstractContextManager["Session"]):
         try:
             self._portal = self._stack.enter_context(start_blocking_portal())
             self.client: Client = self._stack.enter_context(
-                self._portal.wrap_async_context_manager(
-                    Client(server, read_timeout_seconds=timeout, client_info=client_info)
-                )
+                self._portal.wrap_async_context_manager(sdk_client(server, timeout=timeout, client_info=client_info))
             )
         except BaseException:
             self._stack.close()
@@ -161,7 +179,7 @@ class InlineSession(Session):
         self._closing = asyncio.Event()
 
         async def hold() -> None:
-            async with Client(server, read_timeout_seconds=self._timeout, client_info=client_info) as client:
+            async with sdk_client(server, timeout=self._timeout, client_info=client_info) as client:
                 opened.set_result(client)
                 await self._closing.wait()
 

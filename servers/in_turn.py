@@ -25,6 +25,7 @@ import contextvars
 import json
 import logging
 from collections.abc import AsyncIterator, Mapping
+from contextlib import nullcontext, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,7 @@ try:  # the SDK's per-request pieces of its 2026-era loop (mcp.server.runner._se
         modern_error_data,
         serve_one,
     )
+    from mcp.shared.dispatcher import coerce_request_id, run_notify_intercept
     from mcp.shared.exceptions import MCPError, NoBackChannelError
     from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
     from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
@@ -253,3 +255,180 @@ async def serve_notification(runner: Any, exchange: Exchange, message: types.JSO
 async def in_own_task(loop: asyncio.AbstractEventLoop, coroutine: Any) -> None:
     """Run ``coroutine`` in a task of its own, in a copy of this task's context (as the SDK runs each handler)."""
     await loop.create_task(coroutine, context=contextvars.copy_context())
+
+
+# --- the client's side ---------------------------------------------------------------------------
+
+# How long a courtesy cancel of an abandoned request may take to write (as the SDK's dispatcher bounds it).
+ABANDON_SECONDS = 1.0
+
+
+class Caller:
+    """The client's side in turn: an ``mcp.shared.dispatcher.Dispatcher`` that writes a request, then reads the wire
+    until its answer, with no task of its own. What the server sends meanwhile (notifications, a request of its own) is
+    handed to the session as it arrives, as the SDK's dispatcher hands it.
+
+    For a client that makes one request at a time (the grader's checks on a learner host): the SDK's
+    ``ClientSession`` and ``Client`` over it work as over the SDK's dispatcher (the requests they write are the same
+    lines), without its reading task and memory streams. ``send(data)`` writes bytes; ``receive()`` returns the next
+    bytes read, ``b""`` at the end of the wire.
+    """
+
+    def __init__(self, send: Any, receive: Any) -> None:
+        self._send = send
+        self._receive = receive
+        self._chunks: list[bytes] = []  # what was read after the last whole line
+        self._next_id = 0
+        self._closed = False
+        self._stopped: anyio.Event | None = None
+        self._on_request: Any = None
+        self._on_notify: Any = None
+        self._intercept: Any = None
+
+    async def run(
+        self, on_request: Any, on_notify: Any, on_notify_intercept: Any = None, *, task_status: Any = None
+    ) -> None:
+        """Keep the session's callbacks; nothing is read until a request waits for its answer."""
+        self._on_request, self._on_notify, self._intercept = on_request, on_notify, on_notify_intercept
+        self._stopped = anyio.Event()
+        if task_status is not None:
+            task_status.started()
+        try:
+            await self._stopped.wait()
+        finally:
+            self._closed = True
+
+    def close(self) -> None:
+        self._closed = True
+        if self._stopped is not None:
+            self._stopped.set()
+
+    async def send(self, message: types.JSONRPCMessage) -> None:
+        try:
+            await self._send((message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode())
+        except OSError:  # the server's end is gone
+            self._closed = True
+            raise MCPError(code=types.CONNECTION_CLOSED, message="Connection closed") from None
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> None:
+        if self._closed:
+            return
+        if params is not None:
+            message = types.JSONRPCNotification(jsonrpc="2.0", method=method, params=dict(params))
+        else:
+            message = types.JSONRPCNotification(jsonrpc="2.0", method=method)
+        with suppress(MCPError):  # fire and forget, as the SDK's dispatcher drops it on a torn-down wire
+            await self.send(message)
+
+    async def send_raw_request(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> dict:
+        """Write the request and read until its answer (the SDK dispatcher's contract: ``MCPError`` for an error
+        answer, ``REQUEST_TIMEOUT`` when ``opts["timeout"]`` passes, ``CONNECTION_CLOSED`` at the end of the wire)."""
+        if self._closed:
+            raise MCPError(code=types.CONNECTION_CLOSED, message="Connection closed")
+        opts = opts or {}
+        request_id = opts.get("request_id")
+        if request_id is None:
+            self._next_id += 1
+            request_id = self._next_id
+        out_params = dict(params) if params is not None else {}
+        out_meta = dict(out_params.get("_meta") or {})
+        on_progress = opts.get("on_progress")
+        if on_progress is not None:
+            out_meta["progressToken"] = request_id  # the request id doubles as the progress token, as in the SDK
+        if out_meta:
+            out_params["_meta"] = out_meta
+        else:
+            out_params.pop("_meta", None)
+        if out_params:
+            request = types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, params=out_params)
+        else:
+            request = types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method)
+        await self.send(request)
+        timeout = opts.get("timeout")
+        try:
+            with anyio.fail_after(timeout) if timeout is not None else nullcontext():
+                outcome = await self._answer(coerce_request_id(request_id), on_progress)
+        except TimeoutError:
+            await self._abandon(request_id, f"timed out after {timeout}s")
+            raise MCPError(code=types.REQUEST_TIMEOUT, message=f"Request {method!r} timed out") from None
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self._abandon(request_id, "caller cancelled")
+            raise
+        if isinstance(outcome, types.ErrorData):
+            raise MCPError(code=outcome.code, message=outcome.message, data=outcome.data)
+        return outcome
+
+    async def _abandon(self, request_id: Any, reason: str) -> None:
+        """The courtesy cancel of a request no longer waited for (the spec recommends it)."""
+        with anyio.move_on_after(ABANDON_SECONDS):
+            await self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+
+    async def _answer(self, key: Any, on_progress: Any) -> dict | types.ErrorData:
+        while True:
+            message = await self._next_message()
+            if message is None:
+                self._closed = True
+                raise MCPError(code=types.CONNECTION_CLOSED, message="Connection closed")
+            if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+                if message.id is not None and coerce_request_id(message.id) == key:
+                    return message.result if isinstance(message, types.JSONRPCResponse) else message.error
+                log.debug("dropping response for unknown/late request id %r", message.id)
+            elif isinstance(message, types.JSONRPCNotification):
+                await self._notified(message, key, on_progress)
+            else:
+                await self._requested(message)
+
+    async def _notified(self, message: types.JSONRPCNotification, key: Any, on_progress: Any) -> None:
+        params = message.params or {}
+        if message.method == "notifications/progress" and on_progress is not None:
+            token, progress = params.get("progressToken"), params.get("progress")
+            if (
+                not isinstance(token, bool)
+                and isinstance(token, str | int)
+                and coerce_request_id(token) == key
+                and isinstance(progress, int | float)
+                and not isinstance(progress, bool)
+            ):
+                total, text = params.get("total"), params.get("message")
+                with suppress(Exception):
+                    await on_progress(
+                        float(progress),
+                        float(total) if isinstance(total, int | float) else None,
+                        text if isinstance(text, str) else None,
+                    )
+        if run_notify_intercept(self._intercept, message.method, message.params):
+            return
+        try:
+            await self._on_notify(Exchange(self, None), message.method, message.params)
+        except Exception:  # a notification the session could not take costs only that notification
+            log.exception("notification handler for %r raised", message.method)
+
+    async def _requested(self, message: types.JSONRPCRequest) -> None:
+        """A request of the server's own (a 2025-era server asking for sampling, say): answered by the session."""
+        try:
+            result = await self._on_request(
+                Exchange(self, message.id, _progress_token(message.params)), message.method, message.params
+            )
+        except Exception as exc:  # noqa: BLE001 - the answer says what went wrong, as the SDK's dispatcher answers
+            error = handler_exception_to_error_data(exc) or types.ErrorData(code=0, message=str(exc))
+            await self.send(types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error))
+        else:
+            await self.send(types.JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result))
+
+    async def _next_message(self) -> types.JSONRPCMessage | None:
+        """The next message on the wire (a line that is not one is dropped, as the SDK drops it); None at its end."""
+        while True:
+            if self._chunks and b"\n" in self._chunks[-1]:
+                data = b"".join(self._chunks)
+                line, _, rest = data.partition(b"\n")
+                self._chunks = [rest] if rest else []
+                try:
+                    return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                except ValueError as exc:
+                    log.debug("transport yielded exception: %r", exc)
+                    continue
+            chunk = await self._receive()
+            if not chunk:
+                return None
+            self._chunks.append(chunk)

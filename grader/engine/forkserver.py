@@ -37,6 +37,7 @@ from grader.engine import supervisor
 
 COURSE = Path(__file__).resolve().parents[2]  # grader/engine/forkserver.py
 MESSAGE = 65536  # the largest request: a supervisor command line
+CHUNK = 65536  # how much of what a host sends is read at once
 # How long closing a session waits for the host to end by itself, then after SIGTERM to its supervisor.
 CLOSE_SECONDS = 2.0
 
@@ -299,84 +300,58 @@ class ForkServerError(RuntimeError):
 
 
 @asynccontextmanager
-async def socket_transport(requests: socket.socket, replies: socket.socket, supervisor_pid: int, on_end=None):
-    """An MCP client transport over a host's socket pairs: one JSON-RPC message per line each way.
+async def socket_caller(requests: socket.socket, replies: socket.socket, supervisor_pid: int, on_end=None):
+    """The client's side of a host's socket pairs, one JSON-RPC message per line each way, taken in turn
+    (``servers.in_turn.Caller``): the checks make one request at a time, so each is written and its answer read
+    in the task that asked, with no reading task between.
 
     Closing it ends the host as the SDK's stdio client ends a server: requests end (the host reads
     end of input and exits), then its supervisor gets SIGTERM if the host has not ended in time.
     """
+    import asyncio
+
     import anyio
-    import anyio.abc
-    import mcp_types as types
-    from mcp.shared.message import SessionMessage
 
-    send = await anyio.abc.UNIXSocketStream.from_socket(requests)
-    receive = await anyio.abc.UNIXSocketStream.from_socket(replies)
-    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
-    ended = anyio.Event()
+    from servers.in_turn import Caller
 
-    async def reader() -> None:
-        """Deliver each line as a message; once the session stops listening, drop them, until the end."""
-        buffer, listening = b"", True
+    loop = asyncio.get_running_loop()
+    requests.setblocking(False)
+    replies.setblocking(False)
+
+    async def send(data: bytes) -> None:
+        await loop.sock_sendall(requests, data)
+
+    async def receive() -> bytes:
         try:
-            async with read_writer:
-                while True:
-                    try:
-                        chunk = await receive.receive()
-                    except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-                        return  # the supervisor closed the connection: the host has ended
-                    if not listening:
-                        continue
-                    lines = (buffer + chunk).split(b"\n")
-                    buffer = lines.pop()
-                    for line in lines:
-                        try:
-                            item = SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
-                        except ValueError as exc:
-                            item = exc
-                        try:
-                            await read_writer.send(item)
-                        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                            listening = False
-                            break
-        finally:
-            ended.set()
+            return await loop.sock_recv(replies, CHUNK)
+        except OSError:  # the supervisor's end is gone: as the end of the wire
+            return b""
 
-    async def writer() -> None:
-        try:
-            async with write_reader:
-                async for message in write_reader:
-                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await send.send((data + "\n").encode())
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            await read_writer.aclose()
+    async def ended() -> bool:
+        """Read what is left until the supervisor closes its end (the host has ended): True, or False in time."""
+        with anyio.move_on_after(CLOSE_SECONDS):
+            while await receive():
+                pass
+            return True
+        return False
 
+    caller = Caller(send, receive)
     try:
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(reader)
-            tasks.start_soon(writer)
-            try:
-                yield read_stream, write_stream
-            finally:
-                with anyio.CancelScope(shield=True):
-                    read_stream.close()
-                    write_stream.close()
-                    with suppress(Exception):
-                        await send.aclose()  # the host sees the end of its input
-                    with anyio.move_on_after(CLOSE_SECONDS):
-                        await ended.wait()
-                    if not ended.is_set():
-                        with suppress(OSError):
-                            os.kill(supervisor_pid, signal.SIGTERM)
-                        with anyio.move_on_after(CLOSE_SECONDS):
-                            await ended.wait()
-                    if ended.is_set() and on_end is not None:
-                        on_end(supervisor_pid)
-                tasks.cancel_scope.cancel()
-    finally:  # also when the session's body raised: the reply socket is closed either way
-        with anyio.CancelScope(shield=True), suppress(Exception):
-            await receive.aclose()
+        yield caller
+    finally:
+        with anyio.CancelScope(shield=True):
+            caller.close()
+            with suppress(OSError):
+                requests.shutdown(socket.SHUT_WR)  # the host sees the end of its input
+            requests.close()
+            gone = await ended()
+            if not gone:
+                with suppress(OSError):
+                    os.kill(supervisor_pid, signal.SIGTERM)
+                gone = await ended()
+            if gone and on_end is not None:
+                on_end(supervisor_pid)
+            replies.close()
 
 
 class ForkServer:
@@ -490,13 +465,13 @@ class ForkServer:
         """A blocking session with a freshly forked, supervised host (``servers.client.InlineSession`` or ``Session``)."""
         import asyncio
 
-        from servers.client import InlineSession, Session
+        from servers.client import Dispatched, InlineSession, Session
 
         # Its loop in this thread, unless one runs here already (checks run in a Jupyter kernel's cell, as stock
         # nbgrader runs hidden tests): then in a thread of its own.
         kind = InlineSession if asyncio._get_running_loop() is None else Session
         requests, replies, pid = self.launch(argv, errlog)
-        return kind(socket_transport(requests, replies, pid, self.ended), timeout=timeout)
+        return kind(Dispatched(socket_caller(requests, replies, pid, self.ended)), timeout=timeout)
 
     def ended(self, supervisor_pid: int) -> None:
         """Note that a supervisor closed its connection (its host has ended), so ``cpu_seconds`` waits for it."""

@@ -30,7 +30,7 @@ from grader.pipeline import SAMPLE_SUBMISSIONS
 from labkit.checking import logger_level, run_check
 from labkit.lab import _environ
 from servers import in_turn
-from servers.client import Session
+from servers.client import Dispatched, Session
 from servers.learner_host.host import build_server, call_here, load_learner_code
 from servers.toolkit import serve_wire
 
@@ -127,8 +127,47 @@ async def line_transport(server: Any, turn: bool, log: list[tuple[str, str]]):
         await to_server.aclose()
 
 
-def graded_traffic(lab: str, student: str, turn: bool) -> tuple[list[tuple[str, str]], list[tuple[bool, str]]]:
-    """The lines the lab's checks (hidden ones too) and the host exchanged on one submission, and the verdicts."""
+@asynccontextmanager
+async def caller_transport(server: Any, log: list[tuple[str, str]]):
+    """A ``servers.in_turn.Caller`` to ``server`` served in turn over lines in memory, as the grader's checks
+    reach a learner host (``grader.engine.forkserver.socket_caller``)."""
+    wire = Wire()
+    wire.log = log
+    to_caller, from_server = anyio.create_memory_object_stream[bytes](100)
+
+    async def deliver(line: str) -> None:
+        await to_caller.send((line + "\n").encode())
+
+    async def send(data: bytes) -> None:
+        for line in data.decode().splitlines(keepends=True):
+            await wire.incoming.send(line)
+
+    async def receive() -> bytes:
+        try:
+            return await from_server.receive()
+        except anyio.EndOfStream:
+            return b""
+
+    async def serving() -> None:
+        async with to_caller:
+            await serve_wire(server, wire, wire, in_turn=True)
+
+    wire.on_line = deliver
+    caller = in_turn.Caller(send, receive)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(serving)
+        try:
+            yield caller
+        finally:
+            caller.close()
+            await wire.incoming.aclose()
+
+
+def graded_traffic(lab: str, student: str, way: str) -> tuple[list[tuple[str, str]], list[tuple[bool, str]]]:
+    """The lines the lab's checks (hidden ones too) and the host exchanged on one submission, and the verdicts.
+
+    ``way``: ``sdk`` (the SDK's client and the SDK's loop), ``turn`` (the SDK's client, the host served in turn),
+    ``caller`` (the client's side in turn too, as the grader talks to a learner host)."""
     code = answer_code(read_notebook(SAMPLE_SUBMISSIONS / student / lab / f"{lab}.ipynb"))
     for kit in KITS:  # a kit's state (lab 3's alerts) starts afresh, as in a new host process
         importlib.reload(importlib.import_module(kit))
@@ -141,7 +180,12 @@ def graded_traffic(lab: str, student: str, turn: bool) -> tuple[list[tuple[str, 
         tempfile.TemporaryDirectory(prefix="lab-state-") as state,
         _environ("LAB_STATE_DIR", state),
         logger_level("mcp", logging.CRITICAL),
-        Session(line_transport(server, turn, log), timeout=30) as session,
+        Session(
+            Dispatched(caller_transport(server, log))
+            if way == "caller"
+            else line_transport(server, way == "turn", log),
+            timeout=30,
+        ) as session,
     ):
         session.state_dir, session.sandboxed = Path(state), sandboxed
         verdicts = [run_check(registry[name], session) for name in registry.checks]
@@ -182,13 +226,17 @@ def spied(monkeypatch) -> list[int]:
     ],
 )
 def test_a_labs_checks_see_the_same_wire_served_in_turn(lab: str, student: str, spied: list[int]) -> None:
-    sdk_log, sdk_verdicts = graded_traffic(lab, student, turn=False)
+    sdk_log, sdk_verdicts = graded_traffic(lab, student, "sdk")
     assert not spied
-    turn_log, turn_verdicts = graded_traffic(lab, student, turn=True)
+    turn_log, turn_verdicts = graded_traffic(lab, student, "turn")
     assert spied == [1]
     assert len(sdk_log) > 10
     assert turn_verdicts == sdk_verdicts
     assert turn_log == sdk_log
+    caller_log, caller_verdicts = graded_traffic(lab, student, "caller")
+    assert spied == [1, 1]
+    assert caller_verdicts == sdk_verdicts
+    assert caller_log == sdk_log
 
 
 REMEMBERED: contextvars.ContextVar[str] = contextvars.ContextVar("remembered", default="(nothing)")
@@ -317,3 +365,117 @@ def test_a_client_that_opens_with_the_handshake_is_served_by_the_sdks_loop(spied
     answers = [json.loads(line) for way, line in turn if way == "out"]
     assert answers[0]["result"]["serverInfo"]["name"] == "edges"
     assert answers[1]["result"]["content"][0]["text"] == "hi"
+
+
+# --- the client's side on its own ----------------------------------------------------------------------------------
+
+
+class Replies:
+    """A wire in memory for a ``Caller``: what it writes, kept; what it reads, handed out line by line (then the
+    end, or nothing ever, for a server that hangs)."""
+
+    def __init__(self, lines: list[dict | str], *, hang: bool = False) -> None:
+        self.written: list[dict] = []
+        self.lines = [line if isinstance(line, str) else json.dumps(line) for line in lines]
+        self.hang = hang
+
+    async def send(self, data: bytes) -> None:
+        self.written.extend(json.loads(line) for line in data.decode().splitlines())
+
+    async def receive(self) -> bytes:
+        if self.lines:
+            return (self.lines.pop(0) + "\n").encode()
+        if self.hang:
+            await anyio.sleep_forever()
+        return b""
+
+
+async def with_caller(replies: Replies, use, **callbacks: Any) -> Any:
+    caller = in_turn.Caller(replies.send, replies.receive)
+
+    async def nothing(*args: Any) -> None:
+        return None
+
+    async with anyio.create_task_group() as tasks:
+        await tasks.start(
+            lambda task_status: caller.run(
+                callbacks.get("on_request", nothing),
+                callbacks.get("on_notify", nothing),
+                callbacks.get("intercept"),
+                task_status=task_status,
+            )
+        )
+        try:
+            return await use(caller)
+        finally:
+            caller.close()
+
+
+def test_a_caller_raises_what_the_sdks_dispatcher_raises() -> None:
+    from mcp.shared.exceptions import MCPError
+
+    async def error_answer(caller: Any) -> MCPError:
+        with pytest.raises(MCPError) as raised:
+            await caller.send_raw_request("tools/call", {"name": "x"})
+        return raised.value
+
+    replies = Replies([{"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "bad", "data": {"why": 1}}}])
+    error = anyio.run(with_caller, replies, error_answer)
+    assert (error.code, error.message, error.data) == (-32602, "bad", {"why": 1})
+    assert replies.written == [{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x"}}]
+
+    async def twice(caller: Any) -> tuple[MCPError, MCPError]:
+        return await error_answer(caller), await error_answer(caller)
+
+    first, second = anyio.run(with_caller, Replies([]), twice)  # the wire ends before any answer
+    assert first.code == second.code == types.CONNECTION_CLOSED
+
+    async def timed(caller: Any) -> MCPError:
+        with pytest.raises(MCPError) as raised:
+            await caller.send_raw_request("tools/call", {"name": "slow"}, {"timeout": 0.05})
+        return raised.value
+
+    replies = Replies([], hang=True)
+    error = anyio.run(with_caller, replies, timed)
+    assert error.code == types.REQUEST_TIMEOUT
+    assert replies.written[-1]["method"] == "notifications/cancelled"
+    assert replies.written[-1]["params"]["requestId"] == 1
+
+
+def test_a_caller_hands_the_session_what_the_server_sends_before_its_answer() -> None:
+    seen: dict[str, list] = {"progress": [], "notes": [], "requests": []}
+
+    async def on_notify(context: Any, method: str, params: Any) -> None:
+        seen["notes"].append(method)
+
+    async def on_request(context: Any, method: str, params: Any) -> dict:
+        seen["requests"].append((method, context.request_id))
+        return {}
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        seen["progress"].append((done, total, message))
+
+    async def call(caller: Any) -> dict:
+        return await caller.send_raw_request("tools/call", {"name": "x"}, {"on_progress": progress})
+
+    replies = Replies(
+        [
+            "not a message",
+            {"jsonrpc": "2.0", "id": 41, "result": {"late": True}},  # an answer to a request long gone
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {"progressToken": 1, "progress": 1, "total": 2, "message": "half"},
+            },
+            {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hello"}},
+            {"jsonrpc": "2.0", "id": "s-1", "method": "ping"},
+            {"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": False}},
+        ]
+    )
+    result = anyio.run(lambda: with_caller(replies, call, on_notify=on_notify, on_request=on_request))
+    assert result == {"content": [], "isError": False}
+    assert seen["progress"] == [(1.0, 2.0, "half")]
+    assert seen["notes"] == ["notifications/progress", "notifications/message"]
+    assert seen["requests"] == [("ping", "s-1")]
+    assert replies.written[0]["params"]["_meta"] == {"progressToken": 1}
+    assert replies.written[1] == {"jsonrpc": "2.0", "id": "s-1", "result": {}}
