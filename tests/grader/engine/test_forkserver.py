@@ -138,3 +138,46 @@ def test_the_fork_servers_heap_is_backed_by_huge_pages() -> None:
         assert int(rollup[rollup.index("AnonHugePages:") + 1]) >= 8 << 10  # kB, of a heap of some 50 MiB
     finally:
         server.close()
+
+
+def test_a_learner_host_serves_a_2026_client_in_turn_and_the_grader_calls_it_in_turn(tmp_path: Path) -> None:
+    """Both sides of grading's wire take turns (``servers.in_turn``): the host over a real pipe, the grader's session
+    with a forked host. (That what goes over it is the same as with the SDK's loops: tests/servers/test_in_turn.py.)"""
+    lab = "lab1_error_results"
+    code = solution_file(lab, tmp_path)
+    served = tmp_path / "served.txt"
+    probe = PROBE.replace(
+        "forkserver.warm()",
+        "forkserver.warm()\n"
+        "from servers import in_turn\n"
+        "serve = in_turn.serve\n"
+        "async def counted(*args):\n"
+        f"    open({str(served)!r}, 'a').write('in turn\\n')\n"
+        "    await serve(*args)\n"
+        "in_turn.serve = counted",
+    )
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-P", "-c", probe, str(tmp_path / "imports.txt"), "--lab", lab, "--code", str(code)],
+        env=ENV,
+        cwd=str(tmp_path),
+    )
+    with Session(params) as session:
+        assert session.call(*CALLS[lab]).get("isError") is False
+    assert served.read_text(encoding="utf-8") == "in turn\n"
+
+    from grader.engine.grading import Hosts, Limits
+    from servers.in_turn import Caller
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (scratch / "answers.py").write_text(code.read_text(encoding="utf-8"), encoding="utf-8")
+    with open(scratch / "stderr.log", "w", encoding="utf-8") as errlog:
+        hosts = Hosts(lab, scratch, Limits(), errlog)
+        session = hosts.start()
+        try:
+            assert isinstance(session.client.session._dispatcher, Caller)
+            assert session.call(*CALLS[lab]).get("isError") is False
+        finally:
+            session.close()
+            hosts.close()
