@@ -59,6 +59,9 @@ def warm() -> None:
     sandbox.prepare(host.known_labs()[0])
     import anyio._backends._asyncio  # noqa: F401 - the event loop's backend, which anyio.run imports on first use
     import mcp.server.mcpserver  # the server the learners of labs 3 and 4 write
+    from mcp.server.mcpserver.server import Settings
+
+    Settings.model_rebuild()  # which pydantic would otherwise complete in each host, as its first MCPServer is made
     import mcp.server.stdio  # noqa: F401 - the host's transport
     from mcp_types import methods
 

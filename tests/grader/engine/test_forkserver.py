@@ -103,6 +103,8 @@ def test_the_warm_interpreter_holds_each_harness_tools_schema_and_each_results_v
         "for result in methods.SERVER_RESULTS.values():\n"
         "    methods._adapter(result)\n"
         "print(len(models), toolkit._built_schema.cache_info().misses - schemas, methods._adapter.cache_info().misses - validators)\n"
+        "from mcp.server.mcpserver.server import Settings\n"  # a learner's MCPServer's settings (labs 3 and 4)
+        "print(type(Settings.__pydantic_validator__).__name__)\n"
     )
     out = subprocess.run(
         [sys.executable, "-P", "-c", probe],
@@ -112,9 +114,11 @@ def test_the_warm_interpreter_holds_each_harness_tools_schema_and_each_results_v
         text=True,
         check=True,
     )
-    models, schemas_built, validators_built = map(int, out.stdout.split())
+    counts, settings = out.stdout.splitlines()
+    models, schemas_built, validators_built = map(int, counts.split())
     assert models >= 8  # lab 1's and lab 2's harness tools
     assert (schemas_built, validators_built) == (0, 0)
+    assert settings == "SchemaValidator"  # not pydantic's stand-in, which builds the model on first use
 
 
 def _huge_pages_available() -> bool:
