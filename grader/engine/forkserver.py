@@ -45,10 +45,27 @@ CLOSE_SECONDS = 2.0
 # --- the server side: runs in the warm interpreter ---------------------------------------------
 
 
+# The supervisor's required options, given once as the fork server warms up.
+WARM_OPTIONS = (
+    "report",
+    "workdir",
+    "cpu-seconds",
+    "memory-mb",
+    "processes",
+    "file-mb",
+    "output-bytes",
+    "message-bytes",
+)
+
+
 def warm() -> None:
     """Import everything a host of any lab imports, so a forked host starts with it all loaded."""
     from grader.engine import sandbox
     from servers.learner_host import host
+
+    # Each supervisor forked from here parses its command line with the parser, and the patterns argparse compiles,
+    # already built.
+    supervisor.parse([*(f"--{name}=1" for name in WARM_OPTIONS), "--", "python"])
 
     for kit in host._kits().values():
         kit()

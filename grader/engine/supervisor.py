@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import functools
 import json
 import os
 import resource
@@ -839,7 +840,8 @@ class Supervisor:
                     selector.unregister(key.fd)
                     del streams[key.fd]
             if drain_until is None:
-                if self.reap_host():
+                # With a pidfd, the host can have ended only once it fired (then it is unregistered).
+                if exited is None and self.reap_host():
                     # The host is gone; whatever it started goes too, then the pipes run dry.
                     self.sweep()
                     drain_until = time.monotonic() + DRAIN_SECONDS
@@ -926,7 +928,10 @@ class Supervisor:
         partial.replace(path)  # the grader never reads half a report
 
 
-def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+@functools.cache
+def command_line() -> argparse.ArgumentParser:
+    """The supervisor's command line, built once per process (a fork server builds it as it warms up, for every
+    supervisor it forks)."""
     parser = argparse.ArgumentParser(prog="supervisor.py", description=__doc__.splitlines()[0])
     parser.add_argument("--report", required=True, type=Path, help="Where to write how the host ended (JSON).")
     parser.add_argument(
@@ -966,6 +971,11 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         default=None,
         help="Where to write this process's id, so the grader can stop it at once.",
     )
+    return parser
+
+
+def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    parser = command_line()
     if "--" not in argv:
         parser.error("give the host's command after --")
     split = argv.index("--")

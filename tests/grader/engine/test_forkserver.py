@@ -105,6 +105,8 @@ def test_the_warm_interpreter_holds_each_harness_tools_schema_and_each_results_v
         "print(len(models), toolkit._built_schema.cache_info().misses - schemas, methods._adapter.cache_info().misses - validators)\n"
         "from mcp.server.mcpserver.server import Settings\n"  # a learner's MCPServer's settings (labs 3 and 4)
         "print(type(Settings.__pydantic_validator__).__name__)\n"
+        "from grader.engine import supervisor\n"  # each supervisor's command line
+        "print(supervisor.command_line.cache_info().currsize)\n"
     )
     out = subprocess.run(
         [sys.executable, "-P", "-c", probe],
@@ -114,11 +116,12 @@ def test_the_warm_interpreter_holds_each_harness_tools_schema_and_each_results_v
         text=True,
         check=True,
     )
-    counts, settings = out.stdout.splitlines()
+    counts, settings, parsers = out.stdout.splitlines()
     models, schemas_built, validators_built = map(int, counts.split())
     assert models >= 8  # lab 1's and lab 2's harness tools
     assert (schemas_built, validators_built) == (0, 0)
     assert settings == "SchemaValidator"  # not pydantic's stand-in, which builds the model on first use
+    assert parsers == "1"  # built before any supervisor is forked
 
 
 def _huge_pages_available() -> bool:
