@@ -31,6 +31,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 # Exit statuses the host uses to say which limit its own watch caught (grader.engine.sandbox).
@@ -589,30 +590,30 @@ class Supervisor:
                 paths.append(real)
         return paths
 
-    def attempts(self) -> list[dict]:
-        """The ways to start the host, most confined first, each with the protections it gives."""
+    def attempts(self) -> Iterator[dict]:
+        """The ways to start the host, most confined first, each with the protections it gives; each worked out only
+        once the one before it failed (the fallbacks stat every folder on the host's paths)."""
         o = self.options
         user, hidden = o.user, [h for h in o.hide if os.path.isdir(h)]
-        ways = []
         if user is not None and o.view is not None:
-            ways.append({"user": user, "view": True, "protections": ["user", "files", "network", "processes"]})
+            yield {"user": user, "view": True, "protections": ["user", "files", "network", "processes"]}
         if o.require_isolation:
-            return ways
+            return
         if user is not None:
             closed = bool(closed_folders(self.needed_paths()))
-            ways.append({"user": user, "closed": closed, "hidden": hidden, "protections": ["user"]})
+            yield {"user": user, "closed": closed, "hidden": hidden, "protections": ["user"]}
             if not closed and hidden:
-                ways.append({"user": user, "protections": ["user"]})  # no mount namespaces here: the files stay visible
+                yield {"user": user, "protections": ["user"]}  # no mount namespaces here: the files stay visible
         # No sandbox user (the grader is not root, or the sandbox user cannot reach the interpreter):
         # a user namespace of the host's own keeps the files read-only, the hidden folders hidden, no network.
-        ways.append({"confined": True, "hidden": hidden, "protections": ["network"]})
-        ways.append({"protections": []})  # no user namespaces here either
-        return ways
+        yield {"confined": True, "hidden": hidden, "protections": ["network"]}
+        yield {"protections": []}  # no user namespaces here either
 
     def start(self) -> None:
         """Start the host, as confined as this machine allows (with --require-isolation: fully, or not at all)."""
         ways = self.attempts()
-        if not ways:
+        way = next(ways, None)
+        if way is None:
             missing = (
                 "a sandbox user (the grader must run as root)"
                 if self.options.user is None
@@ -620,7 +621,7 @@ class Supervisor:
             )
             self.detail["fallbacks"] = [f"full isolation needs {missing}"]
             raise OSError(self.detail["fallbacks"][0])
-        for number, way in enumerate(ways, start=1):
+        while True:
             try:
                 self.spawn(
                     way.get("user"),
@@ -631,7 +632,8 @@ class Supervisor:
                 )
             except (OSError, subprocess.SubprocessError) as exc:
                 self.detail.setdefault("fallbacks", []).append(str(exc))
-                if number == len(ways):
+                way = next(ways, None)
+                if way is None:
                     raise
                 continue
             protections = way["protections"]
