@@ -21,7 +21,7 @@ LEARNER_MODULES = {
         "lab3_tools_resources",
         "lab4_server_integration",
     ],
-    "servers": ["__init__", "client", "pipes", "toolkit"],
+    "servers": ["__init__", "client", "in_turn", "pipes", "toolkit"],
     "servers.learner_host": [
         "__init__",
         "__main__",
