@@ -79,6 +79,14 @@ def encode(message: types.JSONRPCMessage) -> str:
         return replaced(message).model_dump_json(by_alias=True, exclude_unset=True)
 
 
+def notification(method: str, params: Mapping[str, Any] | None) -> types.JSONRPCNotification:
+    """A notification as the SDK's dispatcher writes it: ``params`` left unset when there are none (an explicit None
+    would go on the wire as ``"params": null``, which JSON-RPC forbids)."""
+    if params is None:
+        return types.JSONRPCNotification(jsonrpc="2.0", method=method)
+    return types.JSONRPCNotification(jsonrpc="2.0", method=method, params=dict(params))
+
+
 class Wire:
     """The writing side: one encoded message per line, sent before the next request is read."""
 
@@ -90,7 +98,7 @@ class Wire:
         await self.out.flush()
 
     async def notify(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> None:
-        await self.send(types.JSONRPCNotification(jsonrpc="2.0", method=method, params=dict(params or {}) or None))
+        await self.send(notification(method, params))
 
 
 @dataclass
@@ -129,13 +137,17 @@ class Exchange:
         await self.notify("notifications/progress", params)
 
 
+def _token(value: Any) -> Any:
+    """``value`` if it can be a progress token (a string or an integer, not a bool), else None."""
+    return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+
+
 def _progress_token(params: Mapping[str, Any] | None) -> Any:
     meta = (params or {}).get("_meta")
-    token = meta.get("progressToken") if isinstance(meta, Mapping) else None
-    return token if isinstance(token, str | int) and not isinstance(token, bool) else None
+    return _token(meta.get("progressToken")) if isinstance(meta, Mapping) else None
 
 
-def _parse(line: str) -> types.JSONRPCMessage | None:
+def _parse(line: str | bytes) -> types.JSONRPCMessage | None:
     try:
         return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except (ValidationError, ValueError) as exc:
@@ -313,12 +325,8 @@ class Caller:
     async def notify(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> None:
         if self._closed:
             return
-        if params is not None:
-            message = types.JSONRPCNotification(jsonrpc="2.0", method=method, params=dict(params))
-        else:
-            message = types.JSONRPCNotification(jsonrpc="2.0", method=method)
         with suppress(MCPError):  # fire and forget, as the SDK's dispatcher drops it on a torn-down wire
-            await self.send(message)
+            await self.send(notification(method, params))
 
     async def send_raw_request(self, method: str, params: Mapping[str, Any] | None, opts: Any = None) -> dict:
         """Write the request and read until its answer (the SDK dispatcher's contract: ``MCPError`` for an error
@@ -382,10 +390,9 @@ class Caller:
     async def _notified(self, message: types.JSONRPCNotification, key: Any, on_progress: Any) -> None:
         params = message.params or {}
         if message.method == "notifications/progress" and on_progress is not None:
-            token, progress = params.get("progressToken"), params.get("progress")
+            token, progress = _token(params.get("progressToken")), params.get("progress")
             if (
-                not isinstance(token, bool)
-                and isinstance(token, str | int)
+                token is not None
                 and coerce_request_id(token) == key
                 and isinstance(progress, int | float)
                 and not isinstance(progress, bool)
@@ -423,11 +430,10 @@ class Caller:
                 data = b"".join(self._chunks)
                 line, _, rest = data.partition(b"\n")
                 self._chunks = [rest] if rest else []
-                try:
-                    return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                except ValueError as exc:
-                    log.debug("transport yielded exception: %r", exc)
-                    continue
+                message = _parse(line)
+                if message is not None:
+                    return message
+                continue
             chunk = await self._receive()
             if not chunk:
                 return None

@@ -479,3 +479,12 @@ def test_a_caller_hands_the_session_what_the_server_sends_before_its_answer() ->
     assert seen["requests"] == [("ping", "s-1")]
     assert replies.written[0]["params"]["_meta"] == {"progressToken": 1}
     assert replies.written[1] == {"jsonrpc": "2.0", "id": "s-1", "result": {}}
+
+
+def test_a_notification_without_params_leaves_them_off_the_wire_as_the_sdk_does() -> None:
+    """JSON-RPC forbids ``"params": null``; the SDK's dispatcher leaves the field unset, and keeps an empty object."""
+    assert json.loads(in_turn.encode(in_turn.notification("notifications/x", None))) == {
+        "jsonrpc": "2.0",
+        "method": "notifications/x",
+    }
+    assert json.loads(in_turn.encode(in_turn.notification("notifications/x", {})))["params"] == {}
