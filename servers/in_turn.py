@@ -283,13 +283,17 @@ class Caller:
     For a client that makes one request at a time (the grader's checks on a learner host): the SDK's
     ``ClientSession`` and ``Client`` over it work as over the SDK's dispatcher (the requests they write are the same
     lines), without its reading task and memory streams. ``send(data)`` writes bytes; ``receive()`` returns the next
-    bytes read, ``b""`` at the end of the wire.
+    bytes read, ``b""`` at the end of the wire. ``line_limit``: a message longer than this many bytes (its newline not
+    counted) is not read: ``on_too_long()`` is called once, and the wire is taken as ended.
     """
 
-    def __init__(self, send: Any, receive: Any) -> None:
+    def __init__(self, send: Any, receive: Any, *, line_limit: int | None = None, on_too_long: Any = None) -> None:
         self._send = send
         self._receive = receive
+        self._line_limit = line_limit
+        self._on_too_long = on_too_long
         self._chunks: list[bytes] = []  # what was read after the last whole line
+        self._pending = 0  # their bytes
         self._next_id = 0
         self._closed = False
         self._stopped: anyio.Event | None = None
@@ -424,17 +428,31 @@ class Caller:
             await self.send(types.JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result))
 
     async def _next_message(self) -> types.JSONRPCMessage | None:
-        """The next message on the wire (a line that is not one is dropped, as the SDK drops it); None at its end."""
+        """The next message on the wire (a line that is not one is dropped, as the SDK drops it); None at its end, or
+        at a message longer than the line limit."""
+        limit = self._line_limit
         while True:
             if self._chunks and b"\n" in self._chunks[-1]:
                 data = b"".join(self._chunks)
                 line, _, rest = data.partition(b"\n")
-                self._chunks = [rest] if rest else []
+                self._chunks, self._pending = ([rest], len(rest)) if rest else ([], 0)
+                if limit is not None and len(line) > limit:
+                    return self._too_long()
                 message = _parse(line)
                 if message is not None:
                     return message
                 continue
+            if limit is not None and self._pending > limit:  # an unfinished line already too long
+                return self._too_long()
             chunk = await self._receive()
             if not chunk:
                 return None
             self._chunks.append(chunk)
+            self._pending += len(chunk)
+
+    def _too_long(self) -> None:
+        """A message over the line limit: nothing more is read; the wire is taken as ended."""
+        self._chunks, self._pending, self._closed = [], 0, True
+        if self._on_too_long is not None:
+            self._on_too_long()
+            self._on_too_long = None

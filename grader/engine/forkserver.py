@@ -320,10 +320,16 @@ class ForkServerError(RuntimeError):
 
 
 @asynccontextmanager
-async def socket_caller(requests: socket.socket, replies: socket.socket, supervisor_pid: int, on_end=None):
+async def socket_caller(
+    requests: socket.socket, replies: socket.socket, supervisor_pid: int, on_end=None, message_bytes: int | None = None
+):
     """The client's side of a host's socket pairs, one JSON-RPC message per line each way, taken in turn
     (``servers.in_turn.Caller``): the checks make one request at a time, so each is written and its answer read
     in the task that asked, with no reading task between.
+
+    ``message_bytes``: the host writes its replies here itself (the supervisor's ``--replies-direct``), and a message
+    longer than this is not read: the supervisor gets SIGUSR1, stops the host and reports the message limit, and the
+    call fails as at the end of the wire, as when the supervisor's relay stops a host for one.
 
     Closing it ends the host as the SDK's stdio client ends a server: requests end (the host reads
     end of input and exits), then its supervisor gets SIGTERM if the host has not ended in time.
@@ -355,7 +361,11 @@ async def socket_caller(requests: socket.socket, replies: socket.socket, supervi
             return True
         return False
 
-    caller = Caller(send, receive)
+    def too_long() -> None:
+        with suppress(OSError):
+            os.kill(supervisor_pid, signal.SIGUSR1)
+
+    caller = Caller(send, receive, line_limit=message_bytes, on_too_long=too_long)
     try:
         yield caller
     finally:
@@ -439,10 +449,11 @@ class ForkServer:
             self._process.wait()
             self._process = None
 
-    def launch(self, argv: list[str], errlog) -> tuple[socket.socket, socket.socket, int]:
+    def launch(self, argv: list[str], errlog, *, direct: bool = False) -> tuple[socket.socket, socket.socket, int]:
         """Start one supervised host (``argv``: the supervisor's arguments, ``--``, the host command).
 
-        Returns the request and reply sockets of the host and its supervisor's process id.
+        Returns the request and reply sockets of the host and its supervisor's process id. ``direct``: the host
+        writes to the reply socket itself (``argv`` carries ``--replies-direct``).
         """
         request = json.dumps({"argv": argv}).encode()
         if len(request) > MESSAGE:
@@ -478,11 +489,18 @@ class ForkServer:
             requests.close()
             replies.close()
             raise ForkServerError(f"the fork server could not start a host: {reply.get('error')}")
-        replies.shutdown(socket.SHUT_WR)  # nothing is sent the host's way on the reply socket
+        if not direct:
+            # Nothing is sent the host's way on the reply socket. (A host that writes to it itself watches it for
+            # the end of the grader's side, as asyncio's pipe transport does: it stays open.)
+            replies.shutdown(socket.SHUT_WR)
         return requests, replies, reply["pid"]
 
-    def connect(self, argv: list[str], *, timeout: float | None, errlog):
-        """A blocking session with a freshly forked, supervised host (``servers.client.InlineSession`` or ``Session``)."""
+    def connect(self, argv: list[str], *, timeout: float | None, errlog, message_bytes: int | None = None):
+        """A blocking session with a freshly forked, supervised host (``servers.client.InlineSession`` or ``Session``).
+
+        ``message_bytes``: the host writes its replies straight to this process, which caps each message (see
+        ``socket_caller``), rather than through its supervisor's relay.
+        """
         import asyncio
 
         from servers.client import Dispatched, InlineSession, Session
@@ -490,8 +508,10 @@ class ForkServer:
         # Its loop in this thread, unless one runs here already (checks run in a Jupyter kernel's cell, as stock
         # nbgrader runs hidden tests): then in a thread of its own.
         kind = InlineSession if asyncio._get_running_loop() is None else Session
-        requests, replies, pid = self.launch(argv, errlog)
-        return kind(Dispatched(socket_caller(requests, replies, pid, self.ended)), timeout=timeout)
+        direct = message_bytes is not None
+        requests, replies, pid = self.launch(["--replies-direct", *argv] if direct else argv, errlog, direct=direct)
+        caller = socket_caller(requests, replies, pid, self.ended, message_bytes)
+        return kind(Dispatched(caller), timeout=timeout)
 
     def ended(self, supervisor_pid: int) -> None:
         """Note that a supervisor closed its connection (its host has ended), so ``cpu_seconds`` waits for it."""

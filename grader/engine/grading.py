@@ -282,7 +282,12 @@ class Sandbox:
         warm = forkserver.shared()
         if warm is not None:
             try:
-                return warm.connect(self.supervisor_args(), timeout=self.limits.timeout, errlog=self.errlog)
+                return warm.connect(
+                    self.supervisor_args(),
+                    timeout=self.limits.timeout,
+                    errlog=self.errlog,
+                    message_bytes=self.limits.message_bytes,
+                )
             except forkserver.ForkServerError as exc:
                 _say_once(f"grader: {exc}; starting learner hosts as new programs, which is slower.")
         return connect_params(sys.executable, self.command(), timeout=self.limits.timeout, errlog=self.errlog)

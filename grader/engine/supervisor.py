@@ -7,7 +7,9 @@ as that unprivileged user, in a mount namespace of its own; without ``--user``, 
 mount namespace where every file system but DIR is read-only. It relays COMMAND's stdout (the
 MCP wire) with a cap on one message, keeps a capped copy of its stderr, stops it when it starts
 too many processes, and when it ends writes one JSON object to FILE: why it ended (``reason``)
-and what it used.
+and what it used. With ``--replies-direct``, COMMAND writes its stdout straight to the supervisor's own
+(a socket the grader reads, which caps each message itself and sends SIGUSR1 for one too long):
+nothing passes through the supervisor.
 
 Standard library only: grading starts it by path, so it imports nothing of the course. The
 fork server (``forkserver.py``) runs the same ``main`` in a forked child, with a ``runner`` that
@@ -512,12 +514,20 @@ def _build_view(libc, view: str, shown: list[str], writable: list[str], hidden: 
     _check(libc.mount(None, b"/", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, None), "make the view read-only")
 
 
+class TooLong(Exception):
+    """The grader read a message from the host longer than ``--message-bytes`` (SIGUSR1, ``--replies-direct``)."""
+
+
 class Stopped(Exception):
     """The supervisor was asked to stop (SIGTERM or SIGHUP)."""
 
 
 def _stop_signal(signum, frame):
     raise Stopped
+
+
+def _too_long_signal(signum, frame):
+    raise TooLong
 
 
 class ForkedHost:
@@ -530,9 +540,10 @@ class ForkedHost:
         def fileno(self) -> int:
             return self.fd
 
-    def __init__(self, pid: int, stdout: int, stderr: int) -> None:
+    def __init__(self, pid: int, stdout: int | None, stderr: int) -> None:
         self.pid = pid
-        self.stdout, self.stderr = self._End(stdout), self._End(stderr)
+        self.stdout = None if stdout is None else self._End(stdout)
+        self.stderr = self._End(stderr)
         self.returncode: int | None = None
 
 
@@ -690,7 +701,7 @@ class Supervisor:
         self.child = subprocess.Popen(
             self.command,
             stdin=None,  # the host reads the grader's requests directly
-            stdout=subprocess.PIPE,
+            stdout=None if o.replies_direct else subprocess.PIPE,  # direct: it writes its replies straight to them
             stderr=subprocess.PIPE,
             env=self.environment(),
             cwd=o.cwd or o.workdir,
@@ -707,12 +718,12 @@ class Supervisor:
         """Start the host as a fork of this process that runs ``self.runner`` instead of exec'ing a program.
 
         The child gets what ``subprocess.Popen`` gives an exec'd host: stdout and stderr on pipes to
-        this process, stdin inherited, no other descriptor, a process group of its own, the working
+        this process (stdout inherited with ``--replies-direct``), stdin inherited, no other descriptor, a process group of its own, the working
         folder, umask and environment, then ``enter_sandbox``. A failure before the host code runs
         comes back through a pipe and is raised here, so ``start`` can fall back as it does for Popen.
         """
         env, workdir = self.environment(), str(self.options.cwd or self.options.workdir)
-        out_r, out_w = os.pipe()
+        out_r, out_w = (None, None) if self.options.replies_direct else os.pipe()
         err_r, err_w = os.pipe()
         fail_r, fail_w = os.pipe()
         sys.stdout.flush()
@@ -720,7 +731,8 @@ class Supervisor:
         pid = os.fork()
         if pid == 0:
             try:
-                os.dup2(out_w, 1)
+                if out_w is not None:
+                    os.dup2(out_w, 1)
                 os.dup2(err_w, 2)
                 # Nothing of the supervisor (its report, pid file, the other pipes) reaches the host.
                 os.closerange(3, fail_w)
@@ -729,7 +741,7 @@ class Supervisor:
                 os.chdir(workdir)
                 os.umask(0o077)
                 enter_sandbox()
-                for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
+                for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGUSR1):
                     signal.signal(number, signal.SIG_DFL)
                 os.environ.clear()
                 os.environ.update(env)
@@ -740,13 +752,15 @@ class Supervisor:
             self.runner.run(self.command)  # never returns
             os._exit(1)
         for fd in (out_w, err_w, fail_w):
-            os.close(fd)
+            if fd is not None:
+                os.close(fd)
         with os.fdopen(fail_r, "rb") as failed:
             failure = failed.read()
         if failure:
             os.waitpid(pid, 0)
-            os.close(out_r)
-            os.close(err_r)
+            for fd in (out_r, err_r):
+                if fd is not None:
+                    os.close(fd)
             raise OSError(failure.decode(errors="replace"))
         return ForkedHost(pid, out_r, err_r)
 
@@ -819,7 +833,9 @@ class Supervisor:
 
     def run(self) -> None:
         selector = selectors.DefaultSelector()
-        streams = {self.child.stdout.fileno(): self.relay, self.child.stderr.fileno(): self.keep_output}
+        streams = {self.child.stderr.fileno(): self.keep_output}
+        if self.child.stdout is not None:  # without --replies-direct: the wire passes through here
+            streams[self.child.stdout.fileno()] = self.relay
         for fd in streams:
             selector.register(fd, selectors.EVENT_READ)
         try:
@@ -948,6 +964,12 @@ def command_line() -> argparse.ArgumentParser:
     parser.add_argument("--output-bytes", type=int, required=True, help="What the host may print on stderr.")
     parser.add_argument("--message-bytes", type=int, required=True, help="Longest message the host may send.")
     parser.add_argument(
+        "--replies-direct",
+        action="store_true",
+        help="The host writes to this process's stdout itself (a socket whose reader caps each message and sends "
+        "SIGUSR1 for one longer than --message-bytes); nothing is relayed.",
+    )
+    parser.add_argument(
         "--hide", action="append", default=[], metavar="FOLDER", help="A folder the host must not see (as root)."
     )
     parser.add_argument(
@@ -993,6 +1015,7 @@ def main(argv: list[str] | None = None, runner=None) -> int:
     options, command = parse(sys.argv[1:] if argv is None else argv)
     signal.signal(signal.SIGTERM, _stop_signal)
     signal.signal(signal.SIGHUP, _stop_signal)
+    signal.signal(signal.SIGUSR1, _too_long_signal)
     if options.pid_file is not None:
         options.pid_file.write_text(str(os.getpid()), encoding="utf-8")
     # Processes the host orphans are re-parented here, so they can be counted and stopped.
@@ -1010,10 +1033,14 @@ def main(argv: list[str] | None = None, runner=None) -> int:
         except Stopped:
             if supervisor.status is None:  # the host still ran: stopping it is the grader's doing
                 supervisor.stop(STOPPED)
+        except TooLong:  # the grader read a message too long (--replies-direct): as the relay stops the host for one
+            if supervisor.status is None:
+                supervisor.stop(MESSAGE)
         finally:
             # A second SIGTERM must not cut the clean-up short.
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             signal.signal(signal.SIGHUP, signal.SIG_IGN)
+            signal.signal(signal.SIGUSR1, signal.SIG_IGN)
             if supervisor.child is not None:
                 supervisor.kill_host()
                 if supervisor.status is None:

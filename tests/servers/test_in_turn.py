@@ -390,8 +390,8 @@ class Replies:
         return b""
 
 
-async def with_caller(replies: Replies, use, **callbacks: Any) -> Any:
-    caller = in_turn.Caller(replies.send, replies.receive)
+async def with_caller(replies: Replies, use, *, limit: dict | None = None, **callbacks: Any) -> Any:
+    caller = in_turn.Caller(replies.send, replies.receive, **(limit or {}))
 
     async def nothing(*args: Any) -> None:
         return None
@@ -440,6 +440,81 @@ def test_a_caller_raises_what_the_sdks_dispatcher_raises() -> None:
     assert error.code == types.REQUEST_TIMEOUT
     assert replies.written[-1]["method"] == "notifications/cancelled"
     assert replies.written[-1]["params"]["requestId"] == 1
+
+
+class Chunks(Replies):
+    """A wire that hands out the bytes given, chunk by chunk, then hangs: a server still writing."""
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        super().__init__([], hang=True)
+        self.chunks = list(chunks)
+        self.read = 0
+
+    async def receive(self) -> bytes:
+        if self.chunks:
+            self.read += 1
+            return self.chunks.pop(0)
+        await anyio.sleep_forever()
+
+
+def test_a_caller_with_a_line_limit_reads_no_message_longer_and_says_so_once() -> None:
+    """The grader caps each message a host writes straight to it (``forkserver.socket_caller``): a message of more
+    bytes than the limit (the newline not counted) ends the wire, once told; one of exactly the limit is read."""
+    from mcp.shared.exceptions import MCPError
+
+    answer = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": False}}).encode()
+    told: list[str] = []
+    limit = {"line_limit": len(answer), "on_too_long": lambda: told.append("too long")}
+
+    async def call(caller: Any) -> Any:
+        return await caller.send_raw_request("tools/call", {"name": "x"})
+
+    async def two_calls(caller: Any) -> tuple[int, int]:
+        codes = []
+        for _ in range(2):
+            with pytest.raises(MCPError) as raised:
+                await call(caller)
+            codes.append(raised.value.code)
+        return tuple(codes)
+
+    # Exactly at the limit, in pieces: read.
+    wire = Chunks([answer[:10], answer[10:] + b"\n"])
+    assert anyio.run(lambda: with_caller(wire, call, limit=limit)) == {"content": [], "isError": False}
+    assert told == []
+    # One byte over, whole: the wire ends (each call after it too), and the limit is told once.
+    over = answer.replace(b'"content"', b'"contents"')
+    wire = Chunks([over + b"\n"])
+    assert anyio.run(lambda: with_caller(wire, two_calls, limit=limit)) == (types.CONNECTION_CLOSED,) * 2
+    assert told == ["too long"]
+    # Not yet finished, and already over: nothing more is waited for (the wire would hang).
+    told.clear()
+    wire = Chunks([b"x" * 40, b"x" * 40, b"x" * 10_000, b"never read"])
+
+    async def in_time(caller: Any) -> tuple[int, int]:
+        with anyio.fail_after(5):
+            return await two_calls(caller)
+
+    assert (
+        anyio.run(lambda: with_caller(wire, in_time, limit={**limit, "line_limit": 100}))
+        == (types.CONNECTION_CLOSED,) * 2
+    )
+    assert told == ["too long"] and wire.read == 3
+    # A long line after a good one in the same chunk: the good one is read, the long one stops the next call.
+    told.clear()
+    wire = Chunks([answer + b"\n" + b"y" * (len(answer) + 1) + b"\n"])
+    codes: list = []
+
+    async def good_then_bad(caller: Any) -> None:
+        codes.append(await call(caller))
+        with pytest.raises(MCPError) as raised:
+            await call(caller)
+        codes.append(raised.value.code)
+
+    anyio.run(lambda: with_caller(wire, good_then_bad, limit=limit))
+    assert codes == [{"content": [], "isError": False}, types.CONNECTION_CLOSED] and told == ["too long"]
+    # Without a limit, a long line is only a line the wire drops (as the SDK's reader drops what is not a message).
+    wire = Chunks([b"z" * 300_000 + b"\n" + answer + b"\n"])
+    assert anyio.run(lambda: with_caller(wire, call)) == {"content": [], "isError": False}
 
 
 def test_a_caller_hands_the_session_what_the_server_sends_before_its_answer() -> None:

@@ -183,7 +183,11 @@ def test_a_learner_host_serves_a_2026_client_in_turn_and_the_grader_calls_it_in_
         hosts = Hosts(lab, scratch, Limits(), errlog)
         session = hosts.start()
         try:
-            assert isinstance(session.client.session._dispatcher, Caller)
+            caller = session.client.session._dispatcher
+            assert isinstance(caller, Caller)
+            # The host writes its replies straight to the grader, which caps each one (the supervisor's
+            # --replies-direct; test_supervisor and test_in_turn test both ends).
+            assert caller._line_limit == Limits().message_bytes
             assert session.call(*CALLS[lab]).get("isError") is False
         finally:
             session.close()

@@ -45,6 +45,7 @@ def command(
     view: Path | None = None,
     show: tuple[Path, ...] = (),
     require: bool = False,
+    direct: bool = False,
     **limits: int,
 ) -> list[str]:
     work = tmp_path / "work"
@@ -73,6 +74,8 @@ def command(
         args += ["--show", str(path)]
     if require:
         args.append("--require-isolation")
+    if direct:
+        args.append("--replies-direct")
     return [*args, "--", sys.executable, "-c", code]
 
 
@@ -247,6 +250,52 @@ def test_messages_within_the_cap_pass_through_unchanged(tmp_path: Path, start) -
     done, report = supervise(tmp_path, code, start, message_bytes=100_000)
     assert done.stdout.decode() == "".join(f"{n}:" + "y" * 90_000 + "\n" for n in range(5))
     assert report["reason"] == supervisor.EXIT and report["exit"] == 0
+
+
+# With --replies-direct (how grading starts a host from the fork server), the host writes its replies straight to the
+# supervisor's stdout, and whoever reads them caps each message: the supervisor relays nothing, and SIGUSR1 tells it
+# that a message was too long.
+LONG_THEN_WAITS = "import sys, time\nsys.stdout.write('x' * 300_000)\nsys.stdout.flush()\ntime.sleep(60)"
+
+
+def test_with_replies_direct_the_host_writes_to_the_reader_itself(tmp_path: Path, start) -> None:
+    code = "import os, sys\nsys.stdout.write('z' * 150_000 + '\\n')\nprint(os.readlink('/proc/self/fd/1'))"
+    done, report = supervise(tmp_path, code, start, message_bytes=100_000, direct=True)
+    lines = done.stdout.decode().splitlines()
+    assert lines[0] == "z" * 150_000  # past the cap, and nothing stopped it: the supervisor is not on the way
+    if start is not None:
+        assert lines[1].startswith("socket:")  # the reply socket itself, not a pipe to the supervisor
+    assert report["reason"] == supervisor.EXIT and report["exit"] == 0
+
+
+def read_past(stream, count: int) -> bytes:
+    seen = b""
+    while len(seen) <= count:
+        chunk = stream.recv(65536) if isinstance(stream, socket.socket) else os.read(stream.fileno(), 65536)
+        assert chunk, "the host's message ended before the cap"
+        seen += chunk
+    return seen
+
+
+def test_with_replies_direct_sigusr1_stops_the_host_for_a_message_too_long(tmp_path: Path, start) -> None:
+    args = command(tmp_path, LONG_THEN_WAITS, message_bytes=100_000, direct=True)
+    if start is None:
+        with subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as run:
+            read_past(run.stdout, 100_000)
+            os.kill(run.pid, signal.SIGUSR1)
+            run.communicate(timeout=WAIT_SECONDS)
+    else:
+        with open(tmp_path / "stderr.log", "wb") as errlog:
+            requests, replies, pid = start.launch(args[SUPERVISOR:], errlog, direct=True)
+        with requests, replies:
+            replies.settimeout(WAIT_SECONDS)
+            read_past(replies, 100_000)
+            os.kill(pid, signal.SIGUSR1)
+            read_all(replies)  # the supervisor and the host close it once the host is stopped
+        start.ended(pid)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["reason"] == supervisor.MESSAGE
+    assert report["signal"] == "SIGKILL"  # stopped, not left to sleep out its minute
 
 
 def test_printing_past_the_cap_stops_the_host_and_only_a_capped_copy_is_kept(tmp_path: Path, start) -> None:
