@@ -31,7 +31,7 @@ from labkit.checking import logger_level, run_check
 from labkit.lab import _environ
 from servers import in_turn
 from servers.client import Dispatched, Session
-from servers.learner_host.host import build_server, call_here, load_learner_code
+from servers.learner_host.host import build_server, call_here, load_learner_code, untraced
 from servers.toolkit import serve_wire
 
 KITS = ("servers.learner_host.kit_lab2", "servers.learner_host.kit_lab3", "servers.learner_host.kit_lab4")
@@ -167,13 +167,17 @@ def graded_traffic(lab: str, student: str, way: str) -> tuple[list[tuple[str, st
     """The lines the lab's checks (hidden ones too) and the host exchanged on one submission, and the verdicts.
 
     ``way``: ``sdk`` (the SDK's client and the SDK's loop), ``turn`` (the SDK's client, the host served in turn),
-    ``caller`` (the client's side in turn too, as the grader talks to a learner host)."""
+    ``caller`` (the client's side in turn too, and the host without OpenTelemetry spans, as the grader talks to a
+    learner host: ``host.serve``)."""
     code = answer_code(read_notebook(SAMPLE_SUBMISSIONS / student / lab / f"{lab}.ipynb"))
     for kit in KITS:  # a kit's state (lab 3's alerts) starts afresh, as in a new host process
         importlib.reload(importlib.import_module(kit))
     namespace, load_error = load_learner_code(lab, code)
     server = build_server(lab, namespace, load_error=load_error, run=call_here)
     server = getattr(server, "_lowlevel_server", server)
+    if way == "caller":
+        traced = len(server.middleware)
+        assert len(untraced(server).middleware) == traced - 1
     registry = lab_checks(lab)
     log: list[tuple[str, str]] = []
     with (

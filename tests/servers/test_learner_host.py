@@ -443,3 +443,28 @@ def test_loading_answer_cells_leaves_the_sdk_no_room_to_install_rich_logging():
         assert root.handlers and all(type(h) is logging.StreamHandler for h in root.handlers)
     finally:
         root.handlers[:] = saved
+
+
+def test_the_host_serves_without_the_sdks_spans_and_keeps_a_learners_own_middleware() -> None:
+    """``host.serve`` drops the SDK's OpenTelemetry middleware (grading exports no traces); any other middleware, a
+    learner's own server's included, stays, in its order. (That the wire is the same without it: test_in_turn.)"""
+    from mcp.server._otel import OpenTelemetryMiddleware
+    from mcp.server.mcpserver import MCPServer
+
+    from servers.learner_host.host import untraced
+
+    server = MCPServer("learner")._lowlevel_server
+    assert any(isinstance(step, OpenTelemetryMiddleware) for step in server.middleware)  # on by default
+
+    async def first(ctx, call_next):
+        return await call_next(ctx)
+
+    async def second(ctx, call_next):
+        return await call_next(ctx)
+
+    server.middleware[:0] = [first]
+    server.middleware.append(second)
+    kept = [step for step in server.middleware if not isinstance(step, OpenTelemetryMiddleware)]
+    assert len(kept) == len(server.middleware) - 1 and kept[0] is first and kept[-1] is second
+    assert untraced(server) is server
+    assert server.middleware == kept  # the SDK's own request-state boundary among them

@@ -159,7 +159,8 @@ def test_a_learner_host_serves_a_2026_client_in_turn_and_the_grader_calls_it_in_
         "from servers import in_turn\n"
         "serve = in_turn.serve\n"
         "async def counted(*args):\n"
-        f"    open({str(served)!r}, 'a').write('in turn\\n')\n"
+        "    spans = sum(type(step).__name__ == 'OpenTelemetryMiddleware' for step in args[0].middleware)\n"
+        f"    open({str(served)!r}, 'a').write(f'in turn, {{spans}} span middleware\\n')\n"
         "    await serve(*args)\n"
         "in_turn.serve = counted",
     )
@@ -171,7 +172,7 @@ def test_a_learner_host_serves_a_2026_client_in_turn_and_the_grader_calls_it_in_
     )
     with Session(params) as session:
         assert session.call(*CALLS[lab]).get("isError") is False
-    assert served.read_text(encoding="utf-8") == "in turn\n"
+    assert served.read_text(encoding="utf-8") == "in turn, 0 span middleware\n"  # host.serve: untraced
 
     from grader.engine.grading import Hosts, Limits
     from servers.in_turn import Caller
