@@ -580,11 +580,40 @@ class RememberingValidator(MetadataValidatorV3):
             _PASSED_METADATA.add(key)
 
 
+class SchemaCheckedOnce:
+    """``jsonschema`` as nbgrader's metadata validator uses it (``jsonschema.validate(instance, schema)``), each schema
+    checked, and its validator made, once rather than on every call: the schema is nbgrader's own, the same on every
+    call, and checking it was nine tenths of each call. The first error is raised as ``jsonschema.validate`` raises it
+    (``best_match``); anything else is the ``jsonschema`` module's."""
+
+    def __init__(self, module) -> None:
+        self._module = module
+        self._validators: dict[int, tuple[dict, object]] = {}
+
+    def validate(self, instance, schema) -> None:
+        made = self._validators.get(id(schema))
+        if made is None or made[0] is not schema:
+            validators = self._module.validators
+            kind = validators.validator_for(schema)
+            kind.check_schema(schema)
+            made = self._validators[id(schema)] = (schema, kind(schema))
+        error = self._module.exceptions.best_match(made[1].iter_errors(instance))
+        if error is not None:
+            raise error
+
+    def __getattr__(self, name: str):
+        return getattr(self._module, name)
+
+
 _VALIDATOR: list = []
 
 
 def metadata_validator() -> RememberingValidator:
     if not _VALIDATOR:
+        from nbgrader.nbgraderformat import common
+
+        if not isinstance(common.jsonschema, SchemaCheckedOnce):
+            common.jsonschema = SchemaCheckedOnce(common.jsonschema)
         _VALIDATOR.append(RememberingValidator())
     return _VALIDATOR[0]
 
