@@ -874,14 +874,20 @@ class Supervisor:
         """Stop every process the host left behind, then reap them: once, after the host is reaped.
 
         With a user of its own, kill(-1) as that user reaches all its processes at once, one being forked
-        meanwhile included; without one, each pass kills what it finds until a pass finds none."""
+        meanwhile included; without one, each pass kills what it finds until a pass finds none. Once the host is
+        reaped and nothing it started is left (every process it started is this process's descendant: orphans come
+        here, as to their subreaper), no process of its user is left to start another, and the kill(-1), which costs
+        a forked process, is not needed."""
         if self.swept:
             return
         self.kill_host()
-        if self.options.user is not None:
+        left = descendants(os.getpid()) if self.status is not None else None
+        if self.options.user is not None and (left is None or left):
             self._kill_user(self.options.user)
+            left = None
         for _ in range(100):
-            left = descendants(os.getpid())
+            if left is None:
+                left = descendants(os.getpid())
             if not left:
                 self.swept = self.status is not None
                 break
@@ -891,6 +897,7 @@ class Supervisor:
                 except (ProcessLookupError, PermissionError):
                     pass
             reap_ended()
+            left = None
         reap_ended()
 
     @staticmethod

@@ -701,4 +701,19 @@ def test_the_host_is_swept_once_after_it_is_reaped(tmp_path: Path, monkeypatch) 
     swept.status = (0, None)
     swept.sweep()
     swept.sweep()
-    assert killed == [options.user] * 2 and len(walks) == 2
+    # The host reaped and nothing of it left: no kill(-1) as its user (no process of that user is left to fork).
+    assert killed == [options.user] and len(walks) == 2
+
+
+def test_after_the_host_a_process_it_left_gets_the_kill_as_its_user(tmp_path: Path, monkeypatch) -> None:
+    options, argv = supervisor.parse(command(tmp_path, "pass", sandbox_user=False)[SUPERVISOR:])
+    options.user = supervisor.SANDBOX_UID_BASE
+    swept = supervisor.Supervisor(options, argv)
+    swept.status = (0, None)  # the host reaped
+    killed: list[int] = []
+    left = [{2**22 + 7: ("S", 1)}, {}]  # a process it started (no such pid: the kill finds nothing), then none
+    monkeypatch.setattr(supervisor.Supervisor, "_kill_user", staticmethod(killed.append))
+    monkeypatch.setattr(supervisor, "descendants", lambda root: left.pop(0))
+    monkeypatch.setattr(supervisor, "reap_ended", lambda: None)
+    swept.sweep()
+    assert killed == [options.user] and left == [] and swept.swept
