@@ -21,10 +21,12 @@ The last is watched only where the learner's code runs, because a watch on every
 doubled the host's CPU: from Python 3.12, through ``sys.monitoring``'s one process-wide event
 for raised exceptions, which ignores every frame but the answer cells'; on Python 3.11, with a
 trace function in the main thread while the cells load and while it runs a learner's function for
-a harness tool (``watched``), and in worker threads (where a learner's own server runs its sync
-tools), not while the host serves MCP. So on 3.11 an ``async`` handler of a learner's own server
-(it runs in the main thread) that catches its own MemoryError is not reported as the memory limit;
-the limit itself holds either way.
+a harness tool (``watched``), not while the host serves MCP, and, in the worker threads where a
+learner's own server runs its sync tools, resources and prompts, by the error that escapes such a
+function through an answer cell's frame (``escaping``): a trace there slowed every call of the
+kit code those functions call, a tenth of a lab 3 or lab 4 host's CPU. So on 3.11 a handler of a
+learner's own server that catches its own MemoryError (an ``async`` one, or a sync one) is not
+reported as the memory limit; the limit itself holds either way.
 
 Python-level only: code that reaches the C library (ctypes) or walks from objects the host
 hands it (a kit function's ``__globals__``) gets past the hook; the supervisor's limits, user
@@ -38,9 +40,9 @@ import os
 import resource
 import signal
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 from grader.engine.supervisor import EXIT_FILE_SIZE, EXIT_MEMORY
@@ -246,9 +248,37 @@ def lock_down(cell_seconds: float | None) -> Lockdown:
     lockdown.active = True
     lockdown.monitored = _watch_with_monitoring()
     if not lockdown.monitored:
-        threading.settrace(_watch_calls)  # worker threads: where a learner's own server runs its sync tools
+        _watch_worker_calls()  # the worker threads where a learner's own server runs its sync functions
         sys.settrace(_watch_calls)  # this thread, while the cells load (``loading``)
     return lockdown
+
+
+def escaping(run, *args):
+    """``run(*args)``; a memory or file-size error that escapes it through an answer cell's frame is the limit hit
+    (``_limit_hit``), as the trace would have seen it there (Python 3.11, where nothing else watches these threads)."""
+    try:
+        return run(*args)
+    except (MemoryError, OSError) as error:
+        step = error.__traceback__
+        while step is not None:
+            if step.tb_frame.f_code.co_filename.startswith(ANSWER_FILES):
+                _limit_hit(step.tb_frame, error)  # ends the host for either limit; any other error goes on
+                break
+            step = step.tb_next
+        raise
+
+
+def _watch_worker_calls() -> None:
+    """Python 3.11: what the SDK hands anyio's worker threads (a learner's server's sync tools, resources and prompts)
+    runs under ``escaping``."""
+    import anyio.to_thread
+
+    run_sync = anyio.to_thread.run_sync
+
+    async def run_sync_escaping(func, *args, **kwargs):
+        return await run_sync(partial(escaping, func), *args, **kwargs)
+
+    anyio.to_thread.run_sync = run_sync_escaping
 
 
 def watched(lockdown: Lockdown, run):
@@ -280,8 +310,7 @@ def loading(lockdown: Lockdown) -> Iterator[None]:
     finally:
         lockdown.loading = False
         signal.setitimer(signal.ITIMER_REAL, 0)
-        # This thread serves MCP from now on: traced only while it runs a learner's function for a call (``watched``);
-        # worker threads (tools of a learner's own server) keep their trace.
+        # This thread serves MCP from now on: traced only while it runs a learner's function for a call (``watched``).
         sys.settrace(None)
         signal.signal(signal.SIGALRM, previous)
         try:

@@ -7,6 +7,7 @@ checks around it, served by the same host or a fresh one, still pass.
 
 from __future__ import annotations
 
+import sys
 import time
 
 import pytest
@@ -249,3 +250,25 @@ def test_text_no_encoding_can_carry_is_replaced_on_the_wire_not_left_to_hang_the
     assert time.monotonic() - started < 5  # the call limit is 5 s: it was not waited out
     assert not results[AFFECTED].passed and "did not answer in time" not in results[AFFECTED].message
     assert results[AFTER].passed
+
+
+LAB3 = "lab3_tools_resources"
+LAB3_SOLUTION = answer_code(read_notebook(COURSE / "labs" / "source" / LAB3 / f"{LAB3}.ipynb"))
+ADD_NOTE = "    count = STORE.add_note(alert_id, text)\n"  # in add_note, a sync tool of the learner's own server
+HOARD = {
+    "escaping": "    hoard = bytearray(10**10)\n",
+    "caught": "    try:\n        hoard = bytearray(10**10)\n    except MemoryError:\n        hoard = None\n",
+}
+
+
+@pytest.mark.parametrize("how", sorted(HOARD))
+def test_a_memory_error_in_a_sync_tool_of_the_learners_own_server_names_the_memory_limit(how: str) -> None:
+    """The SDK runs a learner server's sync tools in worker threads. On Python 3.12+ every raise in an answer cell's
+    frame is watched there; on 3.11 the error that escapes the tool (grader.engine.sandbox.escaping)."""
+    if how == "caught" and sys.version_info < (3, 12):
+        pytest.skip("on Python 3.11 an error a learner's sync tool catches itself is not watched (sandbox.py)")
+    assert LAB3_SOLUTION.count(ADD_NOTE) == 1
+    results = grade_code(LAB3, LAB3_SOLUTION.replace(ADD_NOTE, HOARD[how] + ADD_NOTE), memory_mb=300)
+    named = [r for r in results if "Your code tried to use more than 300 MB of memory" in r.message]
+    assert named and all(not r.passed for r in named)
+    assert any(r.passed for r in results)  # the checks that never add a note still pass

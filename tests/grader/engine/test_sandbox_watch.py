@@ -1,9 +1,10 @@
 """Where the learner host watches for memory and file-size errors: the learner's code only.
 
 A watch on every Python call (a trace function in the thread that serves MCP) doubled a host's CPU. After the
-cells load, the serving thread runs untraced; the learner's calls, which the host runs in worker threads, stay
-watched (``test_grading_limits``: a MemoryError the learner catches still ends the host). The lockdown cannot be
-undone in a process, so each case runs in a fresh interpreter.
+cells load, the serving thread runs untraced. From Python 3.12 one process-wide event for raised exceptions watches
+the answer cells' frames in every thread (``test_grading_limits``: a MemoryError the learner catches still ends the
+host); on 3.11 the worker threads run untraced too, and what the SDK hands them runs under ``escaping``. The
+lockdown cannot be undone in a process, so each case runs in a fresh interpreter.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+from grader.engine.supervisor import EXIT_MEMORY
 
 COURSE = Path(__file__).resolve().parents[3]
 
@@ -29,6 +32,7 @@ def worker():
 thread = threading.Thread(target=worker)
 thread.start()
 thread.join()
+import anyio.to_thread
 monitoring = getattr(sys, "monitoring", None)
 print(json.dumps({
     "main_traced": sys.gettrace() is not None,
@@ -36,6 +40,7 @@ print(json.dumps({
     "worker_traced": seen["traced"],
     "monitored": lockdown.monitored,
     "tool": monitoring.get_tool(sandbox.MONITORING_TOOL) if monitoring else None,
+    "workers_run_escaping": anyio.to_thread.run_sync.__name__ == "run_sync_escaping",
 }))
 """
 
@@ -54,7 +59,42 @@ def test_the_serving_thread_runs_untraced_and_the_learners_code_stays_watched() 
     if sys.version_info >= (3, 12):
         # one process-wide event for raised exceptions, filtered to the answer cells' frames
         assert found["monitored"] is True and found["tool"] == "learner host limits"
-        assert found["worker_traced"] is False
+        assert found["workers_run_escaping"] is False
     else:
         assert found["monitored"] is False
-        assert found["worker_traced"] is True  # the threads that run the learner's calls
+        assert found["workers_run_escaping"] is True  # the functions the worker threads run (the learner's)
+    assert found["worker_traced"] is False  # a trace there slowed the kit code the learner's functions call
+
+
+ESCAPING = """
+import json, sys
+from grader.engine import sandbox
+lockdown = sandbox.lock_down(None)
+sys.settrace(None)  # as after the cells load: only escaping watches what follows
+if lockdown.monitored:
+    sys.monitoring.set_events(sandbox.MONITORING_TOOL, 0)
+namespace = {}
+exec(compile("def hoard(kind):\\n    raise kind('no room')\\n", "<answer cell 1>", "exec"), namespace)
+def kit(kind):
+    raise kind("no room")
+outcome = {}
+for name, run in (("kit", kit), ("value", namespace["hoard"])):
+    try:
+        sandbox.escaping(run, ValueError)
+    except ValueError:
+        outcome[name] = "raised"
+try:
+    sandbox.escaping(kit, MemoryError)
+except MemoryError:
+    outcome["kit memory"] = "raised"  # not the learner's: not the limit
+print(json.dumps(outcome), flush=True)
+sandbox.escaping(namespace["hoard"], MemoryError)
+print("still running")
+"""
+
+
+def test_a_memory_error_escaping_the_learners_function_is_the_limit_and_no_other_error_is() -> None:
+    done = subprocess.run([sys.executable, "-c", ESCAPING], cwd=COURSE, capture_output=True, text=True, timeout=60)
+    assert json.loads(done.stdout.splitlines()[0]) == {"kit": "raised", "value": "raised", "kit memory": "raised"}
+    assert "still running" not in done.stdout
+    assert done.returncode == EXIT_MEMORY
