@@ -9,6 +9,7 @@ fresh host serves the checks that follow.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -92,11 +93,12 @@ class Limits:
     require_isolation: bool = False  # start learner code with every protection or not at all
 
 
-def grader_package() -> list[Path]:
+@functools.cache
+def grader_package() -> tuple[Path, ...]:
     """The course's package folders no view may show whole: the grader's, wherever it is installed; and, in a
     course installed among the libraries (which a view holds whole, with the interpreter's import path), the servers'
     too, so that a host sees of it only the files it is shown, as it does from a checkout (where the view holds
-    nothing of the checkout but those files)."""
+    nothing of the checkout but those files). Worked out once per process."""
     import grader
     import servers
     from grader import content
@@ -104,7 +106,7 @@ def grader_package() -> list[Path]:
     folders = [Path(grader.__file__).resolve().parent]
     if content.CHECKOUT is None:
         folders.append(Path(servers.__file__).resolve().parent)
-    return folders
+    return tuple(folders)
 
 
 def _size(count: int) -> str:
@@ -259,12 +261,14 @@ class Sandbox:
             args += ["--env", f"{key}={value}"]
         if self.user is not None:
             args += ["--user", str(self.user), "--view", str(self.view)]
-        for path in self.shown:
-            args += ["--show", str(path)]
-        for folder in [*(COURSE / name for name in HIDDEN), *grader_package()]:
-            # A folder shown in part stays hidden but for the paths shown (supervisor.cover).
-            if not any(folder.is_relative_to(path) for path in self.shown):
-                args += ["--hide", str(folder)]
+        shown = [str(path) for path in self.shown]
+        for path in shown:
+            args += ["--show", path]
+        for folder in [*(str(COURSE / name) for name in HIDDEN), *map(str, grader_package())]:
+            # A folder shown in part stays hidden but for the paths shown (supervisor.cover); one inside a path shown
+            # is shown with it.
+            if not any(folder == path or folder.startswith(path.rstrip(os.sep) + os.sep) for path in shown):
+                args += ["--hide", folder]
         if self.limits.require_isolation:
             args.append("--require-isolation")
         return [*args, "--", *self.program]

@@ -202,3 +202,19 @@ def test_a_fork_server_started_from_a_thread_that_ends_outlives_the_thread(monke
         assert [r.passed for r in grade_code(LAB, SOLUTION, ["desk_not_found"])] == [True]
     finally:
         server.close()
+
+
+def test_the_supervisor_hides_each_course_folder_but_one_inside_a_path_shown(tmp_path: Path) -> None:
+    """``--hide`` for each folder the host may not see, unless a path shown holds it whole (then it is shown with it);
+    a folder shown only in part stays hidden but for what is shown (supervisor.cover)."""
+    from grader.engine.grading import COURSE, HIDDEN, Limits, Sandbox
+
+    with open(tmp_path / "stderr.log", "w", encoding="utf-8") as errlog:
+        args = Sandbox(tmp_path, Limits(), errlog, ["true"], shown=["grader", "labs/source", "test"]).supervisor_args()
+    hidden = {args[i + 1] for i, arg in enumerate(args[: args.index("--")]) if arg == "--hide"}
+    shown = {args[i + 1] for i, arg in enumerate(args[: args.index("--")]) if arg == "--show"}
+    assert shown == {str(COURSE / "grader"), str(COURSE / "labs/source"), str(COURSE / "test")}
+    assert str(COURSE / "grader/labs") not in hidden  # inside the grader folder shown
+    assert str(COURSE / "labs") in hidden  # shown in part
+    assert str(COURSE / "tests") in hidden  # "test" does not hold "tests"
+    assert hidden >= {str(COURSE / name) for name in HIDDEN if name != "grader/labs"}
