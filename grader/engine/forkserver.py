@@ -66,6 +66,11 @@ def warm() -> None:
     # Each supervisor forked from here parses its command line with the parser, and the patterns argparse compiles,
     # already built.
     supervisor.parse([*(f"--{name}=1" for name in WARM_OPTIONS), "--", "python"])
+    # And builds a host's file-system view with the C library's calls, and its interpreter's paths, already found.
+    libc = supervisor._libc()
+    for name in supervisor.LIBC_CALLS:
+        getattr(libc, name)
+    supervisor.interpreter_paths(sys.executable)
 
     for kit in host._kits().values():
         kit()

@@ -381,8 +381,27 @@ PROTECTIONS = {
 }
 
 
+LIBC_CALLS = ("unshare", "mount", "umount2", "syscall")  # what building a view calls in the C library
+
+
+@functools.cache
 def _libc():
+    """The C library, loaded once per process (a fork server loads it, and looks up ``LIBC_CALLS``, as it warms up)."""
     return ctypes.CDLL(None, use_errno=True)
+
+
+@functools.cache
+def interpreter_paths(program: str) -> tuple[str, ...]:
+    """The interpreter ``program`` names and its libraries: the prefixes, and the import path inside them. Worked out
+    once per process (a fork server works it out for its own interpreter as it warms up)."""
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    found = shutil.which(program) or program
+    paths = [*prefixes, os.path.dirname(os.path.realpath(found)), os.path.dirname(os.path.abspath(found))]
+    for entry in sys.path:
+        real = os.path.realpath(entry) if entry else ""
+        if real and any(real == p or real.startswith(p + os.sep) for p in prefixes):
+            paths.append(real)
+    return tuple(paths)
 
 
 def _bind(libc, source: str, target: str, *, writable: bool = False, device: bool = False) -> None:
@@ -592,14 +611,7 @@ class Supervisor:
 
     def interpreter_paths(self) -> list[str]:
         """The interpreter the host runs and its libraries: the prefixes, and the import path inside them."""
-        prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-        program = shutil.which(self.command[0]) or self.command[0]
-        paths = [*prefixes, os.path.dirname(os.path.realpath(program)), os.path.dirname(os.path.abspath(program))]
-        for entry in sys.path:
-            real = os.path.realpath(entry) if entry else ""
-            if real and any(real == p or real.startswith(p + os.sep) for p in prefixes):
-                paths.append(real)
-        return paths
+        return list(interpreter_paths(self.command[0]))
 
     def attempts(self) -> Iterator[dict]:
         """The ways to start the host, most confined first, each with the protections it gives; each worked out only

@@ -107,6 +107,12 @@ def test_the_warm_interpreter_holds_each_harness_tools_schema_and_each_results_v
         "print(type(Settings.__pydantic_validator__).__name__)\n"
         "from grader.engine import supervisor\n"  # each supervisor's command line
         "print(supervisor.command_line.cache_info().currsize)\n"
+        "import sys\n"  # and the view it builds for its host: the C library's calls, the interpreter's paths
+        "libc = supervisor._libc()\n"
+        "print(supervisor._libc.cache_info().misses, supervisor.interpreter_paths.cache_info().currsize, "
+        "all(name in vars(libc) for name in supervisor.LIBC_CALLS))\n"
+        "supervisor.interpreter_paths(sys.executable)\n"
+        "print(supervisor.interpreter_paths.cache_info().misses)\n"
     )
     out = subprocess.run(
         [sys.executable, "-P", "-c", probe],
@@ -116,12 +122,13 @@ def test_the_warm_interpreter_holds_each_harness_tools_schema_and_each_results_v
         text=True,
         check=True,
     )
-    counts, settings, parsers = out.stdout.splitlines()
+    counts, settings, parsers, view, paths_found = out.stdout.splitlines()
     models, schemas_built, validators_built = map(int, counts.split())
     assert models >= 8  # lab 1's and lab 2's harness tools
     assert (schemas_built, validators_built) == (0, 0)
     assert settings == "SchemaValidator"  # not pydantic's stand-in, which builds the model on first use
     assert parsers == "1"  # built before any supervisor is forked
+    assert view == "1 1 True" and paths_found == "1"  # found before, not again
 
 
 def _huge_pages_available() -> bool:
