@@ -24,9 +24,10 @@ trace function in the main thread while the cells load and while it runs a learn
 a harness tool (``watched``), not while the host serves MCP, and, in the worker threads where a
 learner's own server runs its sync tools, resources and prompts, by the error that escapes such a
 function through an answer cell's frame (``escaping``): a trace there slowed every call of the
-kit code those functions call, a tenth of a lab 3 or lab 4 host's CPU. So on 3.11 a handler of a
-learner's own server that catches its own MemoryError (an ``async`` one, or a sync one) is not
-reported as the memory limit; the limit itself holds either way.
+kit code those functions call, a tenth of a lab 3 or lab 4 host's CPU. So on 3.11 the ``async``
+handlers of a learner's own server (they run in the main thread) are not watched, and its sync ones
+only by what escapes them: a MemoryError they catch themselves is not reported as the memory limit.
+The limit itself holds either way.
 
 Python-level only: code that reaches the C library (ctypes) or walks from objects the host
 hands it (a kit function's ``__globals__``) gets past the hook; the supervisor's limits, user
