@@ -730,8 +730,8 @@ class Supervisor:
         """Start the host as a fork of this process that runs ``self.runner`` instead of exec'ing a program.
 
         The child gets what ``subprocess.Popen`` gives an exec'd host: stdout and stderr on pipes to
-        this process (stdout inherited with ``--replies-direct``), stdin inherited, no other descriptor, a process group of its own, the working
-        folder, umask and environment, then ``enter_sandbox``. A failure before the host code runs
+        this process (stdout inherited with ``--replies-direct``), stdin inherited, no other descriptor,
+        a process group of its own, the working folder, umask and environment, then ``enter_sandbox``. A failure before the host code runs
         comes back through a pipe and is raised here, so ``start`` can fall back as it does for Popen.
         """
         env, workdir = self.environment(), str(self.options.cwd or self.options.workdir)
