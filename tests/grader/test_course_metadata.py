@@ -36,20 +36,21 @@ def cell(meta: dict):
     return made
 
 
-def nbgraders_own(meta: dict) -> str | None:
+def refusal(validator, meta: dict) -> str | None:
+    """What ``validator`` raises for a cell of ``meta``, by its type and message; None when it lets it through."""
     try:
-        MetadataValidatorV3().validate_cell(cell(meta))
+        validator.validate_cell(cell(meta))
     except Exception as exc:  # noqa: BLE001 - whatever nbgrader raises, compared by its type and message
         return f"{type(exc).__name__}: {exc}"
     return None
+
+
+def nbgraders_own(meta: dict) -> str | None:
+    return refusal(MetadataValidatorV3(), meta)
 
 
 def ours(meta: dict) -> str | None:
-    try:
-        metadata_validator().validate_cell(cell(meta))
-    except Exception as exc:  # noqa: BLE001 - whatever nbgrader raises, compared by its type and message
-        return f"{type(exc).__name__}: {exc}"
-    return None
+    return refusal(metadata_validator(), meta)
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
