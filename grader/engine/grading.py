@@ -267,7 +267,7 @@ class Sandbox:
         for folder in [*(str(COURSE / name) for name in HIDDEN), *map(str, grader_package())]:
             # A folder shown in part stays hidden but for the paths shown (supervisor.cover); one inside a path shown
             # is shown with it.
-            if not any(folder == path or folder.startswith(path.rstrip(os.sep) + os.sep) for path in shown):
+            if not any(supervisor.within(folder, path) for path in shown):
                 args += ["--hide", folder]
         if self.limits.require_isolation:
             args.append("--require-isolation")

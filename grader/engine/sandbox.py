@@ -46,7 +46,7 @@ from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
-from grader.engine.supervisor import EXIT_FILE_SIZE, EXIT_MEMORY
+from grader.engine.supervisor import EXIT_FILE_SIZE, EXIT_MEMORY, within
 
 ANSWER_FILES = "<answer cell"  # the file names the host compiles answer cells under
 
@@ -85,10 +85,6 @@ class FileSizeLimitExceeded(LimitExceeded):
     """The top level of an answer cell wrote a file past the size limit."""
 
 
-def _inside(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
-
-
 class Lockdown:
     """What the audit hook enforces once ``active`` is set."""
 
@@ -116,8 +112,8 @@ class Lockdown:
         parts = path.split(os.sep)
         if len(parts) > 2 and parts[1] == "proc" and parts[2].isdigit() and parts[2] != self.pid:
             return OTHER_PROCESS.format(path=path)
-        in_grader = self.grader is not None and _inside(path, self.grader)
-        if in_grader or (_inside(path, self.course) and not any(_inside(path, folder) for folder in self.open)):
+        in_grader = self.grader is not None and within(path, self.grader)
+        if in_grader or (within(path, self.course) and not any(within(path, folder) for folder in self.open)):
             return CLOSED_FILE.format(path=path)
         return None
 

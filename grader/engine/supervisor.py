@@ -418,8 +418,9 @@ def _bind(libc, source: str, target: str, *, writable: bool = False, device: boo
     _check(libc.mount(None, target.encode(), None, flags, None), f"remount {source}")
 
 
-def _within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
+def within(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or inside it, by the paths as written."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def cover(libc, hidden: list[str], shown: list[str]) -> None:
@@ -433,11 +434,11 @@ def cover(libc, hidden: list[str], shown: list[str]) -> None:
     folders = sorted({os.path.realpath(folder) for folder in hidden if os.path.isdir(folder)})
     kept = sorted({os.path.realpath(path) for path in shown if os.path.exists(path)})
     for folder in folders:
-        if any(_within(folder, other) for other in folders if other != folder):
+        if any(within(folder, other) for other in folders if other != folder):
             continue  # covered with the hidden folder that holds it
-        if any(_within(folder, path) for path in kept):
+        if any(within(folder, path) for path in kept):
             continue  # shown whole
-        inside = [path for path in kept if _within(path, folder)]
+        inside = [path for path in kept if within(path, folder)]
         handles = {path: os.open(path, os.O_PATH) for path in inside}  # opened before the cover hides them
         mode = b"mode=0755,size=64k" if handles else b"mode=0,size=4k"
         try:
@@ -445,7 +446,7 @@ def cover(libc, hidden: list[str], shown: list[str]) -> None:
             for path, handle in handles.items():
                 parent = os.path.dirname(path)
                 os.makedirs(parent, exist_ok=True)
-                while _within(parent, folder) and parent != folder:  # listable, whatever the umask
+                while within(parent, folder) and parent != folder:  # listable, whatever the umask
                     os.chmod(parent, 0o755)
                     parent = os.path.dirname(parent)
                 _bind(libc, f"/proc/self/fd/{handle}", path)
@@ -521,7 +522,7 @@ def _build_view(libc, view: str, shown: list[str], writable: list[str], hidden: 
     # grader's package of a checkout (where the view holds only those paths), and as much the one installed among
     # the libraries (which the view holds whole, with the interpreter's import path).
     folders = sorted({os.path.realpath(folder) for folder in hidden})
-    kept = [path for path in sorted({os.path.realpath(p) for p in shown}) if any(_within(path, f) for f in folders)]
+    kept = [path for path in sorted({os.path.realpath(p) for p in shown}) if any(within(path, f) for f in folders)]
     in_view = [inside(folder) for folder in folders if os.path.isdir(inside(folder))]
     cover(libc, in_view, [inside(path) for path in kept])
     os.chdir(view)
@@ -731,8 +732,9 @@ class Supervisor:
 
         The child gets what ``subprocess.Popen`` gives an exec'd host: stdout and stderr on pipes to
         this process (stdout inherited with ``--replies-direct``), stdin inherited, no other descriptor,
-        a process group of its own, the working folder, umask and environment, then ``enter_sandbox``. A failure before the host code runs
-        comes back through a pipe and is raised here, so ``start`` can fall back as it does for Popen.
+        a process group of its own, the working folder, umask and environment, then ``enter_sandbox``. A
+        failure before the host code runs comes back through a pipe and is raised here, so ``start`` can
+        fall back as it does for Popen.
         """
         env, workdir = self.environment(), str(self.options.cwd or self.options.workdir)
         out_r, out_w = (None, None) if self.options.replies_direct else os.pipe()
