@@ -534,20 +534,12 @@ def _build_view(libc, view: str, shown: list[str], writable: list[str], hidden: 
     _check(libc.mount(None, b"/", None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, None), "make the view read-only")
 
 
-class TooLong(Exception):
-    """The grader read a message from the host longer than ``--message-bytes`` (SIGUSR1, ``--replies-direct``)."""
-
-
 class Stopped(Exception):
     """The supervisor was asked to stop (SIGTERM or SIGHUP)."""
 
 
 def _stop_signal(signum, frame):
     raise Stopped
-
-
-def _too_long_signal(signum, frame):
-    raise TooLong
 
 
 class ForkedHost:
@@ -579,6 +571,7 @@ class Supervisor:
         self.output_seen = 0
         self.line_length = 0
         self.next_count = 0.0
+        self.too_long = False  # the grader read a message too long (``too_long_read``)
         self.child: subprocess.Popen | None = None
         self.status: tuple[int, object] | None = None  # (wait status, rusage) once the host is reaped
         self.swept = False  # whether nothing the host started is left (``sweep``)
@@ -787,6 +780,13 @@ class Supervisor:
             self.detail.update(detail)
         self.kill_host()
 
+    def too_long_read(self, signum=None, frame=None) -> None:
+        """SIGUSR1, with --replies-direct: the grader read a message from the host longer than --message-bytes. The
+        host is stopped for it at once, or, while it is still being started, by ``run`` on its first pass."""
+        self.too_long = True
+        if self.child is not None:
+            self.stop(MESSAGE)
+
     def kill_host(self) -> None:
         if self.child is not None and self.status is None:
             try:
@@ -859,6 +859,8 @@ class Supervisor:
             exited = None
         drain_until = None
         while streams:
+            if self.too_long and self.reason is None:  # signalled before the host was known
+                self.stop(MESSAGE)
             timeout = POLL_SECONDS if drain_until is None else max(0.0, drain_until - time.monotonic())
             for key, _ in selector.select(timeout):
                 if key.fd == exited:
@@ -1036,7 +1038,6 @@ def main(argv: list[str] | None = None, runner=None) -> int:
     options, command = parse(sys.argv[1:] if argv is None else argv)
     signal.signal(signal.SIGTERM, _stop_signal)
     signal.signal(signal.SIGHUP, _stop_signal)
-    signal.signal(signal.SIGUSR1, _too_long_signal)
     if options.pid_file is not None:
         options.pid_file.write_text(str(os.getpid()), encoding="utf-8")
     # Processes the host orphans are re-parented here, so they can be counted and stopped.
@@ -1045,6 +1046,7 @@ def main(argv: list[str] | None = None, runner=None) -> int:
     grader = os.getppid()
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     supervisor = Supervisor(options, command, runner)
+    signal.signal(signal.SIGUSR1, supervisor.too_long_read)
     try:
         try:
             if os.getppid() != grader:  # the grader died before the line above took effect
@@ -1054,9 +1056,6 @@ def main(argv: list[str] | None = None, runner=None) -> int:
         except Stopped:
             if supervisor.status is None:  # the host still ran: stopping it is the grader's doing
                 supervisor.stop(STOPPED)
-        except TooLong:  # the grader read a message too long (--replies-direct): as the relay stops the host for one
-            if supervisor.status is None:
-                supervisor.stop(MESSAGE)
         finally:
             # A second SIGTERM must not cut the clean-up short.
             signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -717,3 +718,25 @@ def test_after_the_host_a_process_it_left_gets_the_kill_as_its_user(tmp_path: Pa
     monkeypatch.setattr(supervisor, "reap_ended", lambda: None)
     swept.sweep()
     assert killed == [options.user] and left == [] and swept.swept
+
+
+def test_a_message_too_long_signalled_before_the_host_is_known_still_stops_it(tmp_path: Path) -> None:
+    """SIGUSR1 can come while the supervisor is still starting its host (the host writes as soon as it runs, before
+    the supervisor has finished starting it): it is noted, and ``run`` stops the host for it on its first pass."""
+    options, argv = supervisor.parse(command(tmp_path, "pass", sandbox_user=False, direct=True)[SUPERVISOR:])
+    watched = supervisor.Supervisor(options, argv)
+    watched.too_long = True  # what the supervisor's SIGUSR1 handler sets, here before there is a host
+    host = subprocess.Popen(["sleep", "60"], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, process_group=0)
+    try:
+        watched.child = supervisor.ForkedHost(host.pid, None, host.stderr.fileno())
+        started = time.monotonic()
+        watched.run()
+        assert time.monotonic() - started < WAIT_SECONDS / 2
+        if watched.status is None:  # its pipe ran dry first: reaped as main() reaps it after run()
+            _, status, usage = os.wait4(host.pid, 0)
+            watched.status = (status, usage)
+        report = watched.ending()
+        assert report["reason"] == supervisor.MESSAGE and report["signal"] == "SIGKILL"
+    finally:
+        host.kill()
+        host.stderr.close()
