@@ -97,6 +97,57 @@ def warm() -> None:
     with suppress(ImportError):  # MCPServer() imports rich's logging where rich is installed
         import rich.console
         import rich.logging  # noqa: F401
+    learner_style_server()
+
+
+def learner_style_server():
+    """Build, once, a server of the kind the learners of labs 3 and 4 write, and throw it away: what the SDK does
+    the first time in a process (the request-state key's derivation, which loads the C library's algorithm; pydantic's
+    plugin scan and the validators it builds for a typed tool, resource template and prompt) is then done here, not
+    in each host. Logging is left as it was: ``MCPServer()`` sets it up when nothing has (see
+    ``servers.learner_host.host.plain_logging``). Returns the server."""
+    import logging
+    from typing import Annotated
+
+    from mcp.server.mcpserver import MCPServer
+    from mcp_types import CallToolResult, TextContent, ToolAnnotations
+    from pydantic import Field
+
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    try:
+        server = MCPServer("warm-up")
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+
+    def catalog():
+        return "{}"
+
+    def item(item_id):
+        return item_id
+
+    def search(query, page=1):
+        """Search."""
+        return CallToolResult(content=[TextContent(type="text", text=query)], structured_content={"page": page})
+
+    def brief(topic):
+        return topic
+
+    # Annotations given as objects: this module's own are strings (``from __future__ import annotations``).
+    catalog.__annotations__ = {"return": str}
+    item.__annotations__ = {"item_id": str, "return": str}
+    search.__annotations__ = {
+        "query": Annotated[str, Field(description="Words to look for.")],
+        "page": Annotated[int, Field(description="Which page, from 1.", ge=1)],
+        "return": CallToolResult,
+    }
+    brief.__annotations__ = {"topic": str, "return": str}
+    server.resource("warm://catalog", name="catalog", mime_type="application/json")(catalog)
+    server.resource("warm://items/{item_id}", name="item", mime_type="application/json")(item)
+    server.tool(annotations=ToolAnnotations(read_only_hint=True))(search)
+    server.prompt()(brief)
+    return server
 
 
 MADV_HUGEPAGE, MADV_COLLAPSE = 14, 25

@@ -22,5 +22,5 @@ code = options.code.read_text(encoding="utf-8")
 sandbox.prepare(options.lab)
 lockdown = sandbox.lock_down(options.cell_seconds)
 with sandbox.loading(lockdown):
-    namespace, load_error = load_learner_code(options.lab, code)
+    namespace, load_error = load_learner_code(options.lab, code, sandbox.cell_runner(lockdown))
 serve(options.lab, namespace, load_error, sandbox.watched(lockdown, call_here))

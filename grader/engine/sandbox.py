@@ -18,16 +18,19 @@ before the answer cells run:
   reports, so the check can say which limit was hit.
 
 The last is watched only where the learner's code runs, because a watch on every Python call
-doubled the host's CPU: from Python 3.12, through ``sys.monitoring``'s one process-wide event
-for raised exceptions, which ignores every frame but the answer cells'; on Python 3.11, with a
-trace function in the main thread while the cells load and while it runs a learner's function for
-a harness tool (``watched``), not while the host serves MCP, and, in the worker threads where a
-learner's own server runs its sync tools, resources and prompts, by the error that escapes such a
-function through an answer cell's frame (``escaping``): a trace there slowed every call of the
-kit code those functions call, a tenth of a lab 3 or lab 4 host's CPU. So on 3.11 the ``async``
-handlers of a learner's own server (they run in the main thread) are not watched, and its sync ones
-only by what escapes them: a MemoryError they catch themselves is not reported as the memory limit.
-The limit itself holds either way.
+doubled the host's CPU. From Python 3.12, through ``sys.monitoring``'s one process-wide event
+for raised exceptions, which ignores every frame but the answer cells'. On Python 3.11:
+* while it runs a learner's function for a harness tool (``watched``), with a trace function in
+  the main thread, not while the host serves MCP;
+* while the cells load, and in the worker threads where a learner's own server runs its sync
+  tools, resources and prompts, by the error that escapes a cell or such a function through an
+  answer cell's frame (``escaping``). A trace there runs the SDK's code the cells call (a learner's
+  server builds a pydantic model for each tool) or the kit code those functions call several
+  times slower: a fifth of a lab 3 host's CPU while its cells load, a tenth while it serves.
+So on 3.11 the ``async`` handlers of a learner's own server (they run in the main thread) are not
+watched, and a cell's top level and a learner server's sync handlers only by what escapes them: a
+MemoryError they catch themselves is not reported as the memory limit. The limit itself holds either
+way.
 
 Python-level only: code that reaches the C library (ctypes) or walks from objects the host
 hands it (a kit function's ``__globals__``) gets past the hook; the supervisor's limits, user
@@ -132,13 +135,10 @@ class Lockdown:
             raise PermissionError(NO_PROCESSES)
         elif event in GC_EVENTS:
             raise PermissionError(NO_GC_WALK)
-        elif event == "exec" and self.loading:
+        elif event == "exec" and self.loading and self.cell_seconds:
             code = args[0]
             if getattr(code, "co_filename", "").startswith(ANSWER_FILES):
-                if self.cell_seconds:
-                    signal.setitimer(signal.ITIMER_REAL, self.cell_seconds)  # a fresh budget for each cell
-                if not self.monitored:
-                    sys.settrace(_watch_calls)  # a limit hit in the previous cell switched the trace off
+                signal.setitimer(signal.ITIMER_REAL, self.cell_seconds)  # a fresh budget for each cell
 
     def too_long(self, signum: int, frame) -> None:
         running = frame
@@ -246,23 +246,31 @@ def lock_down(cell_seconds: float | None) -> Lockdown:
     lockdown.monitored = _watch_with_monitoring()
     if not lockdown.monitored:
         _watch_worker_calls()  # the worker threads where a learner's own server runs its sync functions
-        sys.settrace(_watch_calls)  # this thread, while the cells load (``loading``)
     return lockdown
 
 
 def escaping(run, *args):
     """``run(*args)``; a memory or file-size error that escapes it through an answer cell's frame is the limit hit
-    (``_limit_hit``), as the trace would have seen it there (Python 3.11, where nothing else watches these threads)."""
+    (``_limit_hit``) where it last passed through one, as a trace would have seen it there (Python 3.11, where nothing
+    else watches what runs this way)."""
     try:
         return run(*args)
     except (MemoryError, OSError) as error:
+        answer = None
         step = error.__traceback__
         while step is not None:
             if step.tb_frame.f_code.co_filename.startswith(ANSWER_FILES):
-                _limit_hit(step.tb_frame, error)  # ends the host for either limit; any other error goes on
-                break
+                answer = step.tb_frame  # the innermost answer cell's frame it passed through
             step = step.tb_next
+        if answer is not None:
+            _limit_hit(answer, error)  # either limit: ends the host, or while the cells load fails the cell
         raise
+
+
+def cell_runner(lockdown: Lockdown):
+    """How the host runs each answer cell's top level as the cells load (``load_learner_code``'s ``run``): ``exec``,
+    watched by ``sys.monitoring`` (3.12+); on Python 3.11 under ``escaping``."""
+    return exec if lockdown.monitored else partial(escaping, exec)
 
 
 def _watch_worker_calls() -> None:
@@ -307,8 +315,6 @@ def loading(lockdown: Lockdown) -> Iterator[None]:
     finally:
         lockdown.loading = False
         signal.setitimer(signal.ITIMER_REAL, 0)
-        # This thread serves MCP from now on: traced only while it runs a learner's function for a call (``watched``).
-        sys.settrace(None)
         signal.signal(signal.SIGALRM, previous)
         try:
             sys.stdout.flush()

@@ -91,11 +91,13 @@ def plain_logging() -> None:
         root.addHandler(handler)
 
 
-def load_learner_code(lab: str, code: str) -> tuple[dict[str, Any], str | None]:
+def load_learner_code(
+    lab: str, code: str, run: Callable[[Any, dict[str, Any]], Any] = exec
+) -> tuple[dict[str, Any], str | None]:
     """Run the learner's answer cells, each on its own, in a fresh namespace holding the lab's kit.
 
     Returns the namespace and, when any cell failed, what went wrong (the names a failed cell
-    did define stay usable).
+    did define stay usable). ``run(code, namespace)`` runs one compiled cell (default ``exec``).
     """
     kits = _kits()
     if lab not in kits:
@@ -107,7 +109,7 @@ def load_learner_code(lab: str, code: str) -> tuple[dict[str, Any], str | None]:
     for number, cell in enumerate(cells, start=1):
         filename = "<answer cells>" if len(cells) == 1 else f"<answer cell {number}>"
         try:
-            exec(compile(cell, filename, "exec"), namespace)  # noqa: S102 - the learner's cells, in the host
+            run(compile(cell, filename, "exec"), namespace)  # the learner's cells, in the host
         except NotImplementedError:
             which = "your answer cells are" if filename == "<answer cells>" else f"{filename.strip('<>')} is"
             errors.append(f"{which} not written yet (it raises NotImplementedError)")

@@ -131,6 +131,29 @@ def test_the_warm_interpreter_holds_each_harness_tools_schema_and_each_results_v
     assert view == "1 1 True" and paths_found == "1"  # found before, not again
 
 
+def test_the_warm_interpreter_builds_a_learners_kind_of_server_once_and_leaves_logging_as_it_was() -> None:
+    """warm() builds a server as the learners of labs 3 and 4 write one (what the SDK does the first time in a process
+    is then done), but ``MCPServer()`` sets up logging when nothing has: the host's own plain logging must stay the
+    one a learner's server gets (servers.learner_host.host.plain_logging)."""
+    probe = (
+        "import asyncio, logging\n"
+        "root = logging.getLogger()\n"
+        "before = (list(root.handlers), root.level)\n"
+        "from grader.engine import forkserver\n"
+        "forkserver.warm()\n"
+        "print((list(root.handlers), root.level) == before)\n"
+        "server = forkserver.learner_style_server()\n"
+        "(tool,) = asyncio.run(server.list_tools())\n"
+        "print(tool.name, tool.input_schema['properties']['page']['minimum'], tool.annotations.read_only_hint)\n"
+        "print(len(asyncio.run(server.list_resources())), len(asyncio.run(server.list_resource_templates())), "
+        "len(asyncio.run(server.list_prompts())))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-P", "-c", probe], env=ENV, cwd="/", capture_output=True, text=True, check=True
+    )
+    assert out.stdout.splitlines() == ["True", "search 1 True", "1 1 1"]
+
+
 def _huge_pages_available() -> bool:
     try:
         setting = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()

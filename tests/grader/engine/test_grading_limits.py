@@ -272,3 +272,26 @@ def test_a_memory_error_in_a_sync_tool_of_the_learners_own_server_names_the_memo
     named = [r for r in results if "Your code tried to use more than 300 MB of memory" in r.message]
     assert named and all(not r.passed for r in named)
     assert any(r.passed for r in results)  # the checks that never add a note still pass
+
+
+def hoarding_helper(caught: bool) -> str:
+    """A helper that asks for 10 GB, called at the top level of get_order's cell; ``caught``: the cell catches it."""
+    call = "try:\n    hoard = hoard_it()\nexcept MemoryError:\n    hoard = None" if caught else "hoard = hoard_it()"
+    return before_get_order("def hoard_it():\n    return bytearray(10**10)\n\n" + call)
+
+
+@pytest.mark.parametrize("caught", [False, True], ids=["escaping", "caught"])
+def test_a_memory_error_while_a_cell_loads_fails_that_cell_and_names_where(caught: bool) -> None:
+    """While the cells load, a memory error fails its cell, naming the line that asked (inside the helper, not where the
+    cell called it). Python 3.12+ watches every raise in an answer cell's frame; 3.11 what escapes the cell
+    (grader.engine.sandbox.cell_runner)."""
+    if caught and sys.version_info < (3, 12):
+        pytest.skip("on Python 3.11 an error a cell's top level catches itself is not watched (sandbox.py)")
+    code = hoarding_helper(caught)
+    cells = code.split("\n# ---- next answer cell ----\n")
+    (cell,) = [number for number, text in enumerate(cells, start=1) if "def hoard_it" in text]
+    line = cells[cell - 1].splitlines().index("    return bytearray(10**10)") + 1
+    assert_only_get_order_failed(
+        graded(code, memory_mb=300),
+        f"MemoryLimitExceeded: this cell tried to use more than 300 MB of memory (line {line} of answer cell {cell})",
+    )
