@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import logging
 import zipfile
 from pathlib import Path
 
@@ -190,10 +191,45 @@ def test_the_checks_without_the_engine_are_the_engines_checks_with_the_same_verd
         ("blank", "lab1_error_results"),
         ("missing_template", "lab3_tools_resources"),
     ]
+    root = logging.getLogger()
+    before = root.handlers[:], root.level
     cpu, verdicts = bench.checks_without_the_engine(pairs)
+
+    assert (root.handlers, root.level) == before  # logging as it was: the split's next round prints nothing more
 
     assert cpu > 0
     for (student, lab), passed in zip(pairs, verdicts, strict=True):
         code = answer_code(read_notebook(SAMPLE_SUBMISSIONS / student / lab / f"{lab}.ipynb"))
         assert passed == [result.passed for result in grade_code(lab, code)], (student, lab)
     assert any(verdicts[0]) and not all(verdicts[1])  # a solution passes checks, a blank fails some
+
+
+def test_the_cpu_split_in_rounds_reports_each_figures_median_and_each_rounds_own_ratio(bench, monkeypatch) -> None:
+    rounds = iter(
+        [
+            {"engine in all": 0.18, "checks": 0.05, "the checks without the engine": 0.12},
+            {"engine in all": 0.15, "checks": 0.04, "the checks without the engine": 0.10},
+            {"engine in all": 0.17, "checks": 0.06, "the checks without the engine": 0.11},
+        ]
+    )
+    names = []
+
+    def one_round(work, pairs, name):
+        names.append(name)
+        return next(rounds)
+
+    monkeypatch.setattr(bench, "cpu_split", one_round)
+    split = bench.cpu_split_rounds(Path("unused"), [], rounds=3)
+
+    assert names == ["split1", "split2", "split3"]  # each round grades a course of its own
+    assert split["engine in all"] == 0.17 and split["checks"] == 0.05 and split["the checks without the engine"] == 0.11
+    assert split["ratios"] == pytest.approx([1.5, 1.5, 0.17 / 0.11])  # each round's own ratio, not one of medians
+
+
+def test_one_round_of_the_cpu_split_measures_every_part_on_a_real_batch(bench, tmp_path) -> None:
+    split = bench.cpu_split(tmp_path, [("solution", "lab1_error_results"), ("blank", "lab4_server_integration")])
+
+    for part in ("checks", "learner host", "nbgrader recording", "the checks without the engine"):
+        assert split[part] > 0, part
+    parts = ("checks", "learner host", "nbgrader sanitising", "nbgrader recording", "rest")
+    assert split["engine in all"] == pytest.approx(sum(split[part] for part in parts))
