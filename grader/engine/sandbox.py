@@ -46,7 +46,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 
 from grader.engine.supervisor import EXIT_FILE_SIZE, EXIT_MEMORY, within
@@ -92,18 +92,13 @@ class Lockdown:
     """What the audit hook enforces once ``active`` is set."""
 
     def __init__(self, cell_seconds: float | None) -> None:
-        self.course = str(Path(__file__).resolve().parents[2])  # grader/engine/sandbox.py
-        # Inside the course, the host's own servers and the Python environment stay readable.
-        environment = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
-        self.open = [os.path.join(self.course, "servers"), *environment]
-        # The grader's package stays closed wherever it is installed, the Python environment included.
-        grader = sys.modules.get("grader")
-        self.grader = str(Path(grader.__file__).resolve().parent) if getattr(grader, "__file__", None) else None
+        self.course, self.open, self.grader = _paths()
         self.pid = str(os.getpid())
         self.cell_seconds = cell_seconds
         self.loading = False
         self.active = False
         self.monitored = False  # whether sys.monitoring watches the answer cells' exceptions (3.12+)
+        self.walked = True  # whether the grader's modules were found by reading every loaded module's name
 
     def refused_path(self, file: object) -> str | None:
         if isinstance(file, int):
@@ -166,6 +161,39 @@ def prepare(lab: str) -> None:
 
 
 _state: Lockdown | None = None  # the host's one lockdown, once lock_down() ran
+
+
+@cache
+def _paths() -> tuple[str, list[str], str | None]:
+    """The course's folder; the folders inside it that stay readable (the host's own servers, the Python environment);
+    the grader's package, closed wherever it is installed (the Python environment included). Worked out once per
+    process (a fork server's, as it warms up, for every host it forks)."""
+    course = str(Path(__file__).resolve().parents[2])  # grader/engine/sandbox.py
+    environment = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    grader = sys.modules.get("grader")
+    package = str(Path(grader.__file__).resolve().parent) if getattr(grader, "__file__", None) else None
+    return course, [os.path.join(course, "servers"), *environment], package
+
+
+# The lockdown keeps these: they hold nothing of the grader's (this module, and the supervisor it takes its exit
+# statuses from).
+KEPT = frozenset({__name__, "grader.engine.supervisor"})
+# What ``remember`` found: how many modules were loaded then, and the grader's among them.
+_remembered: tuple[int, tuple[str, ...]] | None = None
+
+
+def _grader_modules() -> list[str]:
+    return [name for name in sys.modules if (name == "grader" or name.startswith("grader.")) and name not in KEPT]
+
+
+def remember() -> None:
+    """Note the grader's modules loaded now, for ``lock_down`` in a process forked from this one (a fork server's, once
+    it has imported all it will): it then drops them without reading the name of every module loaded, which copies a
+    page of the parent's memory for each, several hundred in all. Any module loaded after this, or gone, and the
+    lockdown reads them all again."""
+    global _remembered
+    _paths()
+    _remembered = (len(sys.modules), tuple(_grader_modules()))
 
 
 def _limit(which: int, unit: str) -> str:
@@ -237,10 +265,10 @@ def lock_down(cell_seconds: float | None) -> Lockdown:
     """Drop the grader's modules, then switch the audit hook and the limit watch on, for good."""
     global _state
     lockdown = _state = Lockdown(cell_seconds)
-    # This module and the supervisor it takes its exit statuses from stay: they hold nothing of the grader's.
-    kept = {__name__, "grader.engine.supervisor"}
-    for name in [name for name in sys.modules if (name == "grader" or name.startswith("grader.")) and name not in kept]:
-        del sys.modules[name]
+    remembered = _remembered
+    lockdown.walked = remembered is None or remembered[0] != len(sys.modules)
+    for name in _grader_modules() if lockdown.walked else remembered[1]:
+        sys.modules.pop(name, None)
     sys.addaudithook(lockdown.hook)  # audit hooks cannot be removed: nothing in the host can turn it off
     lockdown.active = True
     lockdown.monitored = _watch_with_monitoring()

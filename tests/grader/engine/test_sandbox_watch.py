@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from grader.engine.supervisor import EXIT_MEMORY
 
 COURSE = Path(__file__).resolve().parents[3]
@@ -103,3 +105,41 @@ def test_a_memory_error_escaping_the_learners_function_is_the_limit_and_no_other
     assert json.loads(done.stdout.splitlines()[0]) == {"kit": "raised", "value": "raised", "kit memory": "raised"}
     assert "still running" not in done.stdout
     assert done.returncode == EXIT_MEMORY
+
+
+DROPPED = """
+import json, sys
+{before}
+from grader.engine import sandbox
+{between}
+lockdown = sandbox.lock_down(None)
+left = sorted(name for name in sys.modules if name == "grader" or name.startswith("grader."))
+print(json.dumps({{"walked": lockdown.walked, "left": left}}))
+"""
+
+
+@pytest.mark.parametrize(
+    "before, between, walked",
+    [
+        # a fork server's: everything imported, then remembered
+        ("from grader.engine import forkserver\nforkserver.warm()", "", False),
+        # a module of the grader loaded after that: every name is read again, and it is dropped too
+        ("from grader.engine import forkserver\nforkserver.warm()", "import grader.decisions", True),
+        # a host started as a new program: nothing remembered
+        ("import grader.decisions", "", True),
+    ],
+    ids=["remembered", "loaded-since", "new-program"],
+)
+def test_the_lockdown_drops_every_module_of_the_grader_but_its_own_however_it_finds_them(
+    before: str, between: str, walked: bool
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", DROPPED.format(before=before, between=between)],
+        cwd=COURSE,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found == {"walked": walked, "left": ["grader.engine.sandbox", "grader.engine.supervisor"]}
