@@ -7,6 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
+import nbformat
 import pytest
 from nbconvert.exporters import Exporter
 from nbgrader.api import Gradebook
@@ -16,6 +17,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from grader.course import _DeferredSession
+from grader.notebook import read_notebook
 from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course
 
 LAB = "lab3_tools_resources"
@@ -127,6 +129,7 @@ def test_a_batch_records_the_same_scores_as_nbgraders_own_autograde_one_submissi
     batch_root, single_root, submissions = tmp_path / "batch", tmp_path / "single", tmp_path / "submissions"
     for student in STUDENTS:
         shutil.copytree(SAMPLE_SUBMISSIONS / student / LAB, submissions / student / LAB)
+    students = [*STUDENTS, tampered(submissions)]
     shutil.copytree(released, batch_root)
     batch = Course(batch_root)
     assert all(o.ok for o in batch.autograde(batch.collect(submissions), jobs=1))
@@ -134,7 +137,7 @@ def test_a_batch_records_the_same_scores_as_nbgraders_own_autograde_one_submissi
     single = Course(single_root)
     single.autograde(single.collect(submissions), jobs=1)  # the checks, stored, then recorded again below by nbgrader
     api = single.api()
-    for student in STUDENTS:
+    for student in students:
         assert api.autograde(LAB, student)["success"]
 
     def grades(course: Course) -> dict:
@@ -147,6 +150,33 @@ def test_a_batch_records_the_same_scores_as_nbgraders_own_autograde_one_submissi
 
     assert grades(batch) == grades(single)
     assert [r["score"] for r in batch.gradebook()] == [r["score"] for r in single.gradebook()]
+    # The autograded notebooks are nbgrader's to the byte, though the batch hands the sanitised notebook to the
+    # autograding pass in memory rather than through the file nbgrader writes and reads back.
+    for student in students:
+        made = Path("autograded") / student / LAB / f"{LAB}.ipynb"
+        assert (batch_root / made).read_bytes() == (single_root / made).read_bytes(), student
+        assert sorted(p.name for p in (batch_root / made).parent.iterdir()) == sorted(
+            p.name for p in (single_root / made).parent.iterdir()
+        )
+    # what the sanitising pass undoes is undone: the autograding pass got its notebook, not the one submitted
+    made = (batch_root / "autograded" / students[-1] / LAB / f"{LAB}.ipynb").read_text(encoding="utf-8")
+    assert TAMPERED not in made and "an output left in" not in made
+
+
+TAMPERED = "a read-only cell, rewritten by the learner"
+
+
+def tampered(submissions: Path) -> str:
+    """The solution with a locked cell rewritten and an output left in an answer cell: nbgrader's sanitising pass
+    restores the one and clears the other."""
+    nb = read_notebook(SAMPLE_SUBMISSIONS / "solution" / LAB / f"{LAB}.ipynb")
+    locked = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("locked"))
+    locked.source = TAMPERED
+    answer = next(c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution"))
+    answer.outputs = [nbformat.v4.new_output("stream", name="stdout", text="an output left in")]
+    (submissions / "tampered" / LAB).mkdir(parents=True)
+    nbformat.write(nb, submissions / "tampered" / LAB / f"{LAB}.ipynb")
+    return "tampered"
 
 
 # The gradebook's tables that grow with every submission recorded, and the columns that single out one submission's
