@@ -506,7 +506,7 @@ def checks_without_the_engine(pairs: list[tuple[str, str]]) -> tuple[float, list
     from labkit.lab import _environ
     from servers.client import connect
     from servers.learner_host import build_server
-    from servers.learner_host.host import load_learner_code
+    from servers.learner_host.host import load_learner_code, logging_kept
 
     def grade(lab: str, code: str) -> list[bool]:
         namespace, _ = load_learner_code(lab, code)
@@ -525,17 +525,12 @@ def checks_without_the_engine(pairs: list[tuple[str, str]]) -> tuple[float, list
     codes = [(lab, answer_code(read_notebook(SAMPLE_SUBMISSIONS / s / lab / f"{lab}.ipynb"))) for s, lab in pairs]
     # Loading answer cells here sets up logging as a host does (a handler on the root logger): left in place, it
     # would print nbgrader's progress in the split's next round, and charge that round's recording for it.
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    try:
+    with logging_kept():
         for lab in sorted({lab for lab, _ in codes}):  # each lab's server and checks imported before the clock
             grade(lab, next(code for one, code in codes if one == lab))
         before = cpu_seconds()  # this process, its children, and what its fork server forked
         verdicts = [grade(lab, code) for lab, code in codes]
-        return (cpu_seconds() - before) / len(codes), verdicts
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
+    return (cpu_seconds() - before) / len(codes), verdicts
 
 
 def host_start_cpu(pairs: list[tuple[str, str]], warm) -> float:

@@ -107,20 +107,16 @@ def learner_style_server():
     plugin scan and the validators it builds for a typed tool, resource template and prompt) is then done here, not
     in each host. Logging is left as it was: ``MCPServer()`` sets it up when nothing has (see
     ``servers.learner_host.host.plain_logging``). Returns the server."""
-    import logging
     from typing import Annotated
 
     from mcp.server.mcpserver import MCPServer
     from mcp_types import CallToolResult, TextContent, ToolAnnotations
     from pydantic import Field
 
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    try:
+    from servers.learner_host.host import logging_kept
+
+    with logging_kept():
         server = MCPServer("warm-up")
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
 
     def catalog():
         return "{}"

@@ -49,7 +49,7 @@ from contextlib import contextmanager
 from functools import cache, partial
 from pathlib import Path
 
-from grader.engine.supervisor import EXIT_FILE_SIZE, EXIT_MEMORY, within
+from grader.engine.supervisor import EXIT_FILE_SIZE, EXIT_MEMORY, environment_prefixes, within
 
 ANSWER_FILES = "<answer cell"  # the file names the host compiles answer cells under
 
@@ -169,10 +169,9 @@ def _paths() -> tuple[str, list[str], str | None]:
     the grader's package, closed wherever it is installed (the Python environment included). Worked out once per
     process (a fork server's, as it warms up, for every host it forks)."""
     course = str(Path(__file__).resolve().parents[2])  # grader/engine/sandbox.py
-    environment = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     grader = sys.modules.get("grader")
     package = str(Path(grader.__file__).resolve().parent) if getattr(grader, "__file__", None) else None
-    return course, [os.path.join(course, "servers"), *environment], package
+    return course, [os.path.join(course, "servers"), *environment_prefixes()], package
 
 
 # The lockdown keeps these: they hold nothing of the grader's (this module, and the supervisor it takes its exit

@@ -391,10 +391,16 @@ def _libc():
 
 
 @functools.cache
+def environment_prefixes() -> frozenset[str]:
+    """The Python environment's folders (its prefixes), resolved."""
+    return frozenset(os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix))
+
+
+@functools.cache
 def interpreter_paths(program: str) -> tuple[str, ...]:
     """The interpreter ``program`` names and its libraries: the prefixes, and the import path inside them. Worked out
     once per process (a fork server works it out for its own interpreter as it warms up)."""
-    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    prefixes = environment_prefixes()
     found = shutil.which(program) or program
     paths = [*prefixes, os.path.dirname(os.path.realpath(found)), os.path.dirname(os.path.abspath(found))]
     for entry in sys.path:

@@ -6,7 +6,8 @@ import asyncio
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import mcp_types as types
@@ -89,6 +90,19 @@ def plain_logging() -> None:
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("%(message)s"))
         root.addHandler(handler)
+
+
+@contextmanager
+def logging_kept() -> Iterator[None]:
+    """The root logger's handlers and level as they were before, whatever ran inside set up: ``MCPServer()`` sets up
+    logging when nothing has, and so does ``load_learner_code`` (``plain_logging``)."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
 
 
 def load_learner_code(
