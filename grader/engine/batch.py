@@ -495,7 +495,24 @@ class SchedulerUnavailable(RuntimeError):
     """Dask is not installed, or its scheduler cannot be reached; the message says what to do."""
 
 
-def _on_dask(todo: list[Task], scheduler: str, settle: Callable, grade: Callable) -> None:
+DASK_AHEAD = 2  # tasks in the cluster per worker thread: one being graded, one waiting for it
+DASK_AHEAD_MIN = 8  # at least, for a cluster whose workers have not joined yet
+
+
+def _dask_window(client: Any) -> int:
+    """How many tasks to keep in the cluster at once: every worker thread busy, with the next one waiting."""
+    threads = sum(int(w.get("nthreads", 1)) for w in client.scheduler_info()["workers"].values())
+    return max(DASK_AHEAD_MIN, DASK_AHEAD * threads)
+
+
+def _on_dask(
+    todo: list[Task], scheduler: str, settle: Callable, grade: Callable, window: Callable[[Any], int] = _dask_window
+) -> None:
+    """Grade on the Dask cluster at ``scheduler``, a window of tasks at a time.
+
+    Only ``window(client)`` tasks are in the cluster at once (worked out again each time that many have settled,
+    for workers that joined or left), and each task is released once its outcome is settled here: the scheduler,
+    the workers and this client hold a window of a cohort, not all of it, however large the cohort."""
     try:
         from dask.distributed import Client, as_completed
     except ImportError:
@@ -514,19 +531,32 @@ def _on_dask(todo: list[Task], scheduler: str, settle: Callable, grade: Callable
         expected = code_version()
         require_isolation = any(task.require_isolation for task in todo)
         refuse_strangers(client, expected, require_isolation)
-        # pure=False: two submissions with the same code are still two tasks, each graded on its own.
-        futures = {}
-        for task in todo:
-            try:
-                futures[
-                    client.submit(
+        waiting = iter(todo)
+        held: dict[Any, Task] = {}
+        running = as_completed()
+        size, until = window(client), 0
+
+        def fill() -> None:
+            while len(held) < size and (task := next(waiting, None)) is not None:
+                try:
+                    # pure=False: two submissions with the same code are still two tasks, each graded on its own.
+                    future = client.submit(
                         checked_grade, grade, expected, task.lab, task.code, task.timeout, pure=False, **task.options
                     )
-                ] = task
-            except Exception as exc:  # noqa: BLE001 - a task Dask cannot take (its data cannot be sent)
-                settle(task, _raise(exc))
-        for future in as_completed(futures):
-            settle(futures[future], lambda future=future: _dask_result(future))
+                except Exception as exc:  # noqa: BLE001 - a task Dask cannot take (its data cannot be sent)
+                    settle(task, _raise(exc))
+                    continue
+                held[future] = task
+                running.add(future)
+
+        fill()
+        for future in running:
+            settle(held.pop(future), lambda future=future: _dask_result(future))
+            future.release()  # its result, on a worker, and its task, on the scheduler, are let go now
+            until += 1
+            if until >= size:
+                size, until = window(client), 0
+            fill()
 
 
 class WorkerRefused(SchedulerUnavailable):

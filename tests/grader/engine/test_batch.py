@@ -151,6 +151,37 @@ def test_a_dask_cluster_of_two_workers_gives_the_same_results_as_one_job(one_job
     assert scores(on_dask) == scores(one)
 
 
+def test_a_dask_cohort_is_sent_a_window_at_a_time_and_each_task_let_go_once_settled() -> None:
+    """However large the cohort, the scheduler (and so the workers, and this client) holds a window of it: a task is
+    sent only as one settles, and a settled one is released, its result no longer kept anywhere in the cluster."""
+    distributed = pytest.importorskip("dask.distributed", reason="the optional Dask extra is not installed")
+    from grader.engine import batch
+
+    tasks = [Task(f"s{i:02}", LAB, "raise" if i == 7 else f"code {i}") for i in range(30)]
+    held, outcomes, windows = [], {}, []
+
+    def window(client) -> int:
+        windows.append(len(client.scheduler_info()["workers"]))
+        return 3
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+
+        def settle(task, outcome) -> None:
+            held.append(len(cluster.scheduler.tasks))  # the scheduler runs in this process; its workers do not
+            try:
+                outcomes[task.student] = outcome()[0]["message"]
+            except Exception as exc:  # noqa: BLE001 - the one that raises is settled as its error
+                outcomes[task.student] = repr(exc)
+
+        batch._on_dask(tasks, cluster.scheduler_address, settle, batchfaults.grade, window=window)
+
+    assert len(outcomes) == 30
+    assert outcomes["s08"] == f"{LAB} graded code 8"
+    assert "unhashable type" in outcomes["s07"]
+    assert max(held) <= 3, held
+    assert len(windows) >= 30 // 3 and set(windows) == {2}  # worked out again as the batch goes
+
+
 def test_an_unreachable_scheduler_is_refused_with_what_to_do(tmp_path) -> None:
     pytest.importorskip("dask.distributed", reason="the optional Dask extra is not installed")
     from grader.engine.batch import SchedulerUnavailable
