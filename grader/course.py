@@ -718,7 +718,9 @@ class BatchAutograde(Autograde):
         """Autograde.convert_single_notebook: the sanitising pass, then the autograding pass on what it made. nbgrader
         writes the sanitised notebook to the autograded folder and the autograding pass reads it back, to write over
         it: here the autograding pass gets the same notebook from the same JSON in memory (``_as_written``), and only
-        its own result is written. That file is all a recording leaves, as before (a failed one leaves none)."""
+        its own result is written. That file is all a recording leaves, as before (a failed one leaves none). Each
+        pass is handed a notebook read for it alone (``_HandedOver``), which nbconvert changes in place rather than
+        copying it three times first."""
         import time
 
         from nbconvert.exporters import Exporter
@@ -731,7 +733,7 @@ class BatchAutograde(Autograde):
         resources = _file_resources(resources, notebook_filename, os.path.getmtime(notebook_filename))
         with open(notebook_filename, encoding="utf-8") as submitted:
             sanitised, resources = Exporter.from_notebook_node(
-                self.exporter, nbformat.read(submitted, as_version=4), resources
+                self.exporter, _HandedOver(nbformat.read(submitted, as_version=4)), resources
             )
         build = self._format_dest(resources["nbgrader"]["assignment"], resources["nbgrader"]["student"])
         notebook_filename = os.path.join(build, os.path.basename(notebook_filename))
@@ -744,7 +746,7 @@ class BatchAutograde(Autograde):
                 resources = self.init_single_notebook_resources(notebook_filename)
                 resources = _file_resources(resources, notebook_filename, time.time())  # as if written just now
                 output, resources = self.exporter.from_notebook_node(
-                    nbformat.reads(_as_written(sanitised), as_version=4), resources
+                    _HandedOver(nbformat.reads(_as_written(sanitised), as_version=4)), resources
                 )
                 self.write_single_notebook(output, resources)
         finally:
@@ -862,6 +864,17 @@ def _file_resources(resources: dict, filename: str, modified: float) -> dict:
     date = datetime.datetime.fromtimestamp(modified, tz=datetime.UTC)
     resources["metadata"]["modified_date"] = date.strftime("%B %d, %Y" if sys.platform == "win32" else "%B %-d, %Y")
     return resources
+
+
+class _HandedOver(NotebookNode):
+    """A notebook read for one conversion alone, handed over to it. nbconvert deep-copies the notebook it is given
+    before each change (the exporter, its preprocessing, nbformat's normalising; the writer once more), to leave the
+    caller's copy as it was; no one else holds this one, so its copy is itself. Only the notebook as a whole is handed
+    over: a copy of any part of it is a copy."""
+
+    def __deepcopy__(self, memo: dict) -> _HandedOver:
+        memo[id(self)] = self
+        return self
 
 
 def _as_written(nb: NotebookNode) -> str:

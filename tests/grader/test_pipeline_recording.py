@@ -10,6 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbconvert.exporters import Exporter
+from nbformat import NotebookNode
 from nbgrader.api import Gradebook
 from nbgrader.converters import Autograde
 from sqlalchemy import event
@@ -67,6 +68,14 @@ def grade_counting(released: Path, where: Path, students: list[str], monkeypatch
     counted(Gradebook, "find_comment", "lookups")
     counted(_DeferredSession, "commit", "flushes")
     counts["released_reads"] = 0
+    counts["notebook_copies"] = 0
+    copy_node = NotebookNode.__deepcopy__
+
+    def copied(self, memo):
+        counts["notebook_copies"] += "cells" in self  # a whole notebook, not one of its parts
+        return copy_node(self, memo)
+
+    monkeypatch.setattr(NotebookNode, "__deepcopy__", copied)
 
     def seen(conn, cursor, statement, parameters, context, executemany) -> None:
         if statement.lstrip().upper().startswith("SELECT") and re.search(r"\bFROM source_cell\b", statement):
@@ -98,6 +107,9 @@ def test_recording_opens_the_gradebook_and_makes_the_converter_once_per_batch(re
     # in a query of their own and flushed cell by cell: nbgrader's per-cell lookups are never sent.
     assert four["lookups"] == one["lookups"] == 0
     assert four["flushes"] - one["flushes"] <= 4 * (len(STUDENTS) - 1)  # four per submission, none per cell
+    # Each pass is handed a notebook read for it alone: nbconvert and nbformat change it in place, without the
+    # seven whole copies (three a pass, one as it is written) they would make of a notebook its caller keeps.
+    assert four["notebook_copies"] == one["notebook_copies"] == 0
 
 
 def test_a_notebook_a_step_leaves_invalid_is_still_refused_and_nothing_of_it_recorded(
