@@ -424,27 +424,26 @@ def gradebook_of(resources):
 
 
 class SharedOverwriteKernelspec(OverwriteKernelspec):
-    """nbgrader's OverwriteKernelspec, reading the release's kernelspec from the batch's open gradebook."""
+    """nbgrader's OverwriteKernelspec, reading the release's kernelspec as the batch read it (``ReleasedCells``)."""
 
     def preprocess(self, nb, resources):
-        if shared_gradebook(resources) is None:
+        released = released_cells(resources)
+        if released is None:
             return super().preprocess(nb, resources)
-        with gradebook_of(resources) as gb:
-            kernelspec = gb.find_notebook(
-                resources["nbgrader"]["notebook"], resources["nbgrader"]["assignment"]
-            ).kernelspec
+        kernelspec = released.kernelspec
         if kernelspec:
             nb.metadata["kernelspec"] = json.loads(kernelspec)
         return nb, resources
 
 
 class Released(NamedTuple):
-    """A released notebook's cells as the recording reads them, by name: each source cell's type, locked flag, source
-    and checksum; each grade cell's and task cell's points."""
+    """A released notebook as the recording reads it: its cells by name (each source cell's type, locked flag, source
+    and checksum; each grade cell's and task cell's points), and its kernelspec."""
 
     sources: dict
     grades: dict
     tasks: dict
+    kernelspec: str | None = None
 
 
 class ReleasedCells:
@@ -456,6 +455,14 @@ class ReleasedCells:
     def __init__(self, gradebook) -> None:
         self._gradebook = gradebook
         self._notebooks: dict[tuple[str, str], Released] = {}
+        self._names: dict[str, tuple[str, ...]] = {}
+
+    def notebook_names(self, assignment: str) -> tuple[str, ...]:
+        """The names of the assignment's notebooks, in the gradebook's order (nbgrader's MissingEntry when there is
+        no such assignment)."""
+        if assignment not in self._names:
+            self._names[assignment] = tuple(nb.name for nb in self._gradebook.find_assignment(assignment).notebooks)
+        return self._names[assignment]
 
     def released(self, notebook: str, assignment: str) -> Released:
         from types import SimpleNamespace
@@ -472,6 +479,7 @@ class ReleasedCells:
                 },
                 grades={c.name: SimpleNamespace(name=c.name, max_score=c.max_score) for c in found.grade_cells},
                 tasks={c.name: SimpleNamespace(name=c.name, max_score=c.max_score) for c in found.task_cells},
+                kernelspec=found.kernelspec,
             )
         return self._notebooks[key]
 
@@ -764,7 +772,8 @@ class BatchAutograde(Autograde):
         self.log.info("Creating/updating student with ID '%s': %s", student_id, {})
         gb.update_or_create_student(student_id)
         try:
-            gb.find_assignment(assignment_id)
+            # Read once per batch, as the released cells are: a release does not change while a batch is recorded.
+            names = _RELEASED[self._name].notebook_names(assignment_id)
         except MissingEntry:
             msg = f"No assignment with ID '{assignment_id}' exists in the database"
             self.log.error(msg)
@@ -791,25 +800,23 @@ class BatchAutograde(Autograde):
             shutil.copy(filename, dest)
         notebooks = []
         for notebook in self.notebooks:
-            try:
-                gb.find_notebook(os.path.splitext(os.path.basename(notebook))[0], assignment_id)
-            except MissingEntry:
-                self.log.warning("Skipping unknown notebook: %s", notebook)
-            else:
+            if os.path.splitext(os.path.basename(notebook))[0] in names:
                 notebooks.append(notebook)
+            else:
+                self.log.warning("Skipping unknown notebook: %s", notebook)
         self.notebooks = notebooks
         if not notebooks:
             msg = "No notebooks found, did you forget to run 'nbgrader generate_assignment'?"
             self.log.error(msg)
             raise NbGraderException(msg)
-        for notebook in gb.find_assignment(assignment_id).notebooks:
+        for name in names:
             path = os.path.join(
                 self.coursedir.format_path(self.coursedir.submitted_directory, student_id, assignment_id),
-                f"{notebook.name}.ipynb",
+                f"{name}.ipynb",
             )
             if not os.path.exists(path):
                 self.log.warning(f"No submitted file: {path}")
-                for grade in gb.find_submission_notebook(notebook.name, assignment_id, student_id).grades:
+                for grade in gb.find_submission_notebook(name, assignment_id, student_id).grades:
                     grade.auto_score = 0
                     grade.needs_manual_grade = False
                 gb.db.commit()

@@ -47,6 +47,7 @@ def grade_counting(released: Path, where: Path, students: list[str], monkeypatch
     """Autograde ``students``' samples in a copy of the course, counting what the recording set up and committed."""
     course, course_root, pairs = collected(released, where, students)
     counts = {"gradebooks": 0, "converters": 0, "commits": 0, "validations": 0, "lookups": 0, "flushes": 0}
+    counts.update(assignments=0, notebooks=0)
 
     def counted(cls, name, key):
         original = getattr(cls, name)
@@ -67,6 +68,8 @@ def grade_counting(released: Path, where: Path, students: list[str], monkeypatch
     counted(Gradebook, "find_grade", "lookups")
     counted(Gradebook, "find_comment", "lookups")
     counted(_DeferredSession, "commit", "flushes")
+    counted(Gradebook, "find_assignment", "assignments")
+    counted(Gradebook, "find_notebook", "notebooks")
     counts["released_reads"] = 0
     counts["notebook_copies"] = 0
     copy_node = NotebookNode.__deepcopy__
@@ -110,6 +113,11 @@ def test_recording_opens_the_gradebook_and_makes_the_converter_once_per_batch(re
     # Each pass is handed a notebook read for it alone: nbconvert and nbformat change it in place, without the
     # seven whole copies (three a pass, one as it is written) they would make of a notebook its caller keeps.
     assert four["notebook_copies"] == one["notebook_copies"] == 0
+    # The assignment and its notebooks (which notebooks it has, their kernelspecs) are looked up once per batch, as
+    # its released cells are (recorded again here, so no submission's rows are added: nbgrader's add_submission,
+    # which looks the assignment up once more, is not called).
+    assert four["notebooks"] == one["notebooks"]
+    assert four["assignments"] == one["assignments"]
 
 
 def test_a_notebook_a_step_leaves_invalid_is_still_refused_and_nothing_of_it_recorded(
@@ -172,20 +180,22 @@ def test_a_batch_records_the_same_scores_as_nbgraders_own_autograde_one_submissi
         )
     # what the sanitising pass undoes is undone: the autograding pass got its notebook, not the one submitted
     made = (batch_root / "autograded" / students[-1] / LAB / f"{LAB}.ipynb").read_text(encoding="utf-8")
-    assert TAMPERED not in made and "an output left in" not in made
+    assert TAMPERED not in made and "an output left in" not in made and OTHER_KERNEL not in made
 
 
 TAMPERED = "a read-only cell, rewritten by the learner"
+OTHER_KERNEL = "a-kernel-the-release-does-not-name"
 
 
 def tampered(submissions: Path) -> str:
-    """The solution with a locked cell rewritten and an output left in an answer cell: nbgrader's sanitising pass
-    restores the one and clears the other."""
+    """The solution with a locked cell rewritten, an output left in an answer cell and another kernel chosen:
+    nbgrader's sanitising pass restores the cell and the release's kernelspec and clears the output."""
     nb = read_notebook(SAMPLE_SUBMISSIONS / "solution" / LAB / f"{LAB}.ipynb")
     locked = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("locked"))
     locked.source = TAMPERED
     answer = next(c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution"))
     answer.outputs = [nbformat.v4.new_output("stream", name="stdout", text="an output left in")]
+    nb.metadata["kernelspec"] = {"name": OTHER_KERNEL, "display_name": "Another kernel", "language": "python"}
     (submissions / "tampered" / LAB).mkdir(parents=True)
     nbformat.write(nb, submissions / "tampered" / LAB / f"{LAB}.ipynb")
     return "tampered"
