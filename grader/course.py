@@ -754,7 +754,9 @@ class BatchAutograde(Autograde):
                 resources = self.init_single_notebook_resources(notebook_filename)
                 resources = _file_resources(resources, notebook_filename, time.time())  # as if written just now
                 output, resources = self.exporter.from_notebook_node(
-                    _HandedOver(nbformat.reads(_as_written(sanitised), as_version=4)), resources
+                    # checked against the schema after the sanitising pass's last step: read back, not checked again
+                    _HandedOver(nbformat.reader.reads(_as_written(sanitised))),
+                    resources,
                 )
                 self.write_single_notebook(output, resources)
         finally:
