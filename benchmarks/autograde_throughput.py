@@ -204,11 +204,7 @@ def _engine_module(name: str):
 def cpu_seconds() -> float:
     """CPU time of this process, its children that ended, and the hosts its own fork server forked (that ended)."""
     forkserver = _engine_module("forkserver")
-    warm = (
-        forkserver._shared
-        if getattr(forkserver, "_shared", None) is not None and forkserver._shared.owner == os.getpid()
-        else None
-    )
+    warm = forkserver.started()
     own = sum(
         u.ru_utime + u.ru_stime
         for u in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
@@ -828,8 +824,7 @@ def run_cohort(work: Path, size: int, jobs: int | None, scheduler: str | None) -
             if not scheduler:
                 checks_process.begin()  # as the command does: the checks in a process of their own
             outcomes = course.autograde(pairs, jobs=jobs, scheduler=scheduler, progress=quiet)
-            if checks_process._shared is not None:
-                checks_process._shared.close()  # waited for, as the command's exit waits: its CPU and memory count
+            checks_process.close()  # waited for, as the command's exit waits: its CPU and memory count
             seconds = time.perf_counter() - start
             cpu = cpu_seconds() - before
             # On Dask the checks run in the cluster's workers: their CPU counts too.

@@ -73,6 +73,20 @@ def test_a_cohort_repeats_the_samples_each_copy_a_distinct_student(bench, tmp_pa
     assert [(student.split("_", 1)[1], lab) for student, lab in pairs[: len(bench.samples())]] == bench.ordinary(None)
 
 
+def test_a_local_cohort_counts_the_cpu_of_the_checks_process_and_what_it_forked(bench, tmp_path, monkeypatch) -> None:
+    """The checks and their learner hosts run in the checks' process, which the batch finishes and leaves to exit:
+    the figure waits for that exit, so their CPU counts, not only the grading process's own (mostly the recording)."""
+    from grader.engine import checks_process
+
+    monkeypatch.setattr(checks_process, "_shared", None)
+    figures = bench.run_cohort(tmp_path, 8, jobs=2, scheduler=None)
+
+    assert figures["graded"] == figures["size"] == 8
+    recording = min(figures["phases"]["record"]["first"], figures["phases"]["record"]["last"])
+    # the checks and hosts cost several times the recording beside them (the grading process alone: about twice)
+    assert figures["cpu"] / figures["size"] > 4 * recording
+
+
 def test_the_projection_is_bounded_by_the_recording_one_submission_at_a_time(bench) -> None:
     assert bench.projection(1.0, 0.01, 32, submissions=8000) == 8000 / 32
     assert bench.projection(1.0, 0.05, 128, submissions=8000) == 8000 * 0.05

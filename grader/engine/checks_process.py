@@ -265,6 +265,15 @@ def begin() -> None:
     atexit.register(_shared.close)
 
 
+def close() -> None:
+    """Wait for the checks' process ``begin`` started in this process to finish what it holds and exit, as the
+    command's exit does; a batch that finished it leaves it to exit on its own. Nothing when none was started here."""
+    with _shared_lock:
+        begun = _shared if _shared is not None and _shared.owner == os.getpid() else None
+    if begun is not None:
+        begun.close()
+
+
 def shared() -> ChecksProcess | None:
     """The checks' process ``begin`` started in this process, while it can take submissions; else None."""
     with _shared_lock:

@@ -665,6 +665,12 @@ def shared() -> ForkServer | None:
         return _shared
 
 
+def started() -> ForkServer | None:
+    """This process's fork server if ``shared`` has started one (a parent's does not count); never starts one."""
+    with _shared_lock:
+        return _shared if _shared is not None and _shared.owner == os.getpid() else None
+
+
 def begin() -> None:
     """Start this process's fork server now, without waiting for it (``ForkServer.begin``); nothing where hosts cannot
     be forked."""

@@ -142,6 +142,20 @@ def test_recording_reads_every_lab_and_shows_results_without_the_mcp_sdk() -> No
     assert out.stdout.strip() == "[]"
 
 
+def test_closing_waits_for_the_checks_process_to_exit_idle_or_finished_by_a_batch(monkeypatch) -> None:
+    monkeypatch.setattr(checks_process, "_shared", None)
+    checks_process.close()  # none started here: nothing to wait for
+    for finished_by_a_batch in (False, True):
+        checks_process.begin()
+        begun = checks_process.shared()
+        assert begun is not None
+        if finished_by_a_batch:
+            begun.finish()  # as a batch leaves it: no longer shared, still to be waited for
+        checks_process.close()
+        assert begun.process.poll() is not None
+        monkeypatch.setattr(checks_process, "_shared", None)
+
+
 def test_where_it_cannot_start_there_is_none_and_batches_grade_in_this_process(monkeypatch, tmp_path) -> None:
     monkeypatch.setattr(checks_process, "_shared", None)
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python-here"))

@@ -223,3 +223,20 @@ def test_a_learner_host_serves_a_2026_client_in_turn_and_the_grader_calls_it_in_
         finally:
             session.close()
             hosts.close()
+
+
+def test_started_names_this_processs_fork_server_and_never_starts_one(monkeypatch) -> None:
+    """What the benchmark's CPU accounting asks: a fork server this process started, or None; a parent's, copied into
+    a forked child, is the parent's; asking starts nothing."""
+    from types import SimpleNamespace
+
+    from grader.engine import forkserver
+
+    monkeypatch.setattr(forkserver, "_shared", None)
+    assert forkserver.started() is None
+    assert forkserver._shared is None  # asking started nothing
+    ours = SimpleNamespace(owner=os.getpid())
+    monkeypatch.setattr(forkserver, "_shared", ours)
+    assert forkserver.started() is ours
+    monkeypatch.setattr(forkserver, "_shared", SimpleNamespace(owner=os.getppid()))
+    assert forkserver.started() is None
