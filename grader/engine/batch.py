@@ -37,6 +37,7 @@ from concurrent.futures import (
     wait,
 )
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import suppress
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from multiprocessing import get_context
@@ -501,8 +502,7 @@ DASK_AHEAD_MIN = 8  # at least, for a cluster whose workers have not joined yet
 
 def _dask_window(client: Any) -> int:
     """How many tasks to keep in the cluster at once: every worker thread busy, with the next one waiting."""
-    threads = sum(int(w.get("nthreads", 1)) for w in client.scheduler_info()["workers"].values())
-    return max(DASK_AHEAD_MIN, DASK_AHEAD * threads)
+    return max(DASK_AHEAD_MIN, DASK_AHEAD * sum(client.nthreads().values()))
 
 
 def _on_dask(
@@ -555,7 +555,9 @@ def _on_dask(
             future.release()  # its result, on a worker, and its task, on the scheduler, are let go now
             until += 1
             if until >= size:
-                size, until = window(client), 0
+                with suppress(Exception):  # the scheduler did not answer: the window stays as it was
+                    size = window(client)
+                until = 0
             fill()
 
 
