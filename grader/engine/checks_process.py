@@ -248,12 +248,19 @@ _shared: ChecksProcess | None = None
 _shared_lock = threading.Lock()
 
 
+def _begun_here() -> ChecksProcess | None:
+    """The checks' process ``begin`` started in this process, finished or not (a parent's does not count); the caller
+    holds ``_shared_lock``."""
+    return _shared if _shared is not None and _shared.owner == os.getpid() else None
+
+
 def begin() -> None:
     """Start this process's checks' process now (it starts the fork server and imports the checks while this process
     goes on); a batch graded here later sends its submissions to it. Nothing where it cannot start."""
     global _shared
     with _shared_lock:
-        if _shared is not None and _shared.owner == os.getpid() and not _shared._lost:
+        begun = _begun_here()
+        if begun is not None and not begun._lost:
             return
         try:
             _shared = ChecksProcess()
@@ -269,7 +276,7 @@ def close() -> None:
     """Wait for the checks' process ``begin`` started in this process to finish what it holds and exit, as the
     command's exit does; a batch that finished it leaves it to exit on its own. Nothing when none was started here."""
     with _shared_lock:
-        begun = _shared if _shared is not None and _shared.owner == os.getpid() else None
+        begun = _begun_here()
     if begun is not None:
         begun.close()
 
@@ -277,6 +284,5 @@ def close() -> None:
 def shared() -> ChecksProcess | None:
     """The checks' process ``begin`` started in this process, while it can take submissions; else None."""
     with _shared_lock:
-        if _shared is None or _shared.owner != os.getpid() or _shared._lost:
-            return None
-        return _shared
+        begun = _begun_here()
+        return None if begun is None or begun._lost else begun

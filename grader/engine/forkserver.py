@@ -655,7 +655,7 @@ def shared() -> ForkServer | None:
     if not available():
         return None
     with _shared_lock:
-        if _shared is None or _shared.owner != os.getpid():
+        if _started_here() is None:
             # A process forked from one that had a fork server gets its own: the control socket
             # carries one conversation at a time, and the parent's stays the parent's.
             import atexit
@@ -665,10 +665,16 @@ def shared() -> ForkServer | None:
         return _shared
 
 
+def _started_here() -> ForkServer | None:
+    """This process's fork server, if it has started one (a parent's does not count); the caller holds
+    ``_shared_lock``."""
+    return _shared if _shared is not None and _shared.owner == os.getpid() else None
+
+
 def started() -> ForkServer | None:
     """This process's fork server if ``shared`` has started one (a parent's does not count); never starts one."""
     with _shared_lock:
-        return _shared if _shared is not None and _shared.owner == os.getpid() else None
+        return _started_here()
 
 
 def begin() -> None:
