@@ -27,10 +27,12 @@ What it reports, every figure from this one run (timings move with the machine's
   points there), so that its scores must be identical as well (``--no-otter`` skips it).
 
 ``--cohort N`` grades N submissions instead (the samples repeated, each copy a distinct student), with ``--jobs``
-workers here or on the Dask scheduler given (``--scheduler local`` starts a ``LocalCluster`` of two workers on
-ports 9300-9399), and reports the cost per submission of the first 200 against the last 200 of each phase, the
-grader's peak resident memory, and the throughput. ``--plot PNG`` draws throughput against workers (1, 2) from
-cohort runs and projects the time for 2,000 learners x 4 labs on 32- and 128-core Dask clusters.
+workers here, then on the Dask scheduler given (``--scheduler local`` starts a ``LocalCluster`` of two workers on
+ports 9300-9399, in a process of its own, as a deployment's scheduler runs apart from the grader), and reports the
+cost per submission of the first 200 against the last 200 of each phase (the recording's also for every 200 in
+turn, and its growth along the least-squares line through all), the grader's and its largest worker's peak
+resident memory, and the throughput. ``--plot PNG`` draws throughput against workers (1, 2) from cohort runs and
+projects the time for 2,000 learners x 4 labs on 32- and 128-core Dask clusters.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -779,12 +783,26 @@ def run_otter(folder: Path, pairs) -> dict:
 # --- the cohort ----------------------------------------------------------------------------------
 
 
-def dask_workers_cpu(address: str) -> float:
-    """The CPU seconds every worker of the Dask cluster at ``address`` has spent so far (``cpu_seconds``, run on each)."""
+def dask_cluster_cpu(address: str) -> float:
+    """The CPU seconds the Dask cluster at ``address`` has spent so far: every worker's and the scheduler's
+    (``cpu_seconds``, run in each of their processes)."""
     from dask.distributed import Client
 
     with Client(address, timeout=30) as client:
-        return sum(client.run(cpu_seconds).values())
+        return sum(client.run(cpu_seconds).values()) + client.run_on_scheduler(cpu_seconds)
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory, in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def dask_workers_peak_rss_mb(address: str) -> float:
+    """The largest peak resident memory of the Dask cluster's workers at ``address``, in MB (each asked of itself)."""
+    from dask.distributed import Client
+
+    with Client(address, timeout=30) as client:
+        return max(client.run(peak_rss_mb).values(), default=0.0)
 
 
 def run_cohort(work: Path, size: int, jobs: int | None, scheduler: str | None) -> dict:
@@ -818,7 +836,7 @@ def run_cohort(work: Path, size: int, jobs: int | None, scheduler: str | None) -
     checks_process = _engine_module("checks_process")
     try:
         with open(os.devnull, "w") as quiet:
-            workers_before = dask_workers_cpu(scheduler) if scheduler else 0.0
+            cluster_before = dask_cluster_cpu(scheduler) if scheduler else 0.0
             start = time.perf_counter()
             before = cpu_seconds()
             if not scheduler:
@@ -827,8 +845,8 @@ def run_cohort(work: Path, size: int, jobs: int | None, scheduler: str | None) -
             checks_process.close()  # waited for, as the command's exit waits: its CPU and memory count
             seconds = time.perf_counter() - start
             cpu = cpu_seconds() - before
-            # On Dask the checks run in the cluster's workers: their CPU counts too.
-            cpu += (dask_workers_cpu(scheduler) - workers_before) if scheduler else 0.0
+            # On Dask the checks run in the cluster's workers, sent there by its scheduler: their CPU counts too.
+            cpu += (dask_cluster_cpu(scheduler) - cluster_before) if scheduler else 0.0
     finally:
         batch.Progress.advance, BatchAutograde.record = original, original_record
     figures = {"size": len(pairs), "seconds": seconds, "cpu": cpu, "graded": sum(o.ok for o in outcomes), "phases": {}}
@@ -850,22 +868,74 @@ def run_cohort(work: Path, size: int, jobs: int | None, scheduler: str | None) -
     edge = min(200, len(recordings) // 2)
     if edge >= 2:
         phase("record", statistics.mean(recordings[:edge]), statistics.mean(recordings[-edge:]), edge)
-    figures["rss_self_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    figures["rss_children_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        # and the mean of every run of ``edge`` in turn: growth climbs through them, a slow stretch of the machine does not
+        figures["phases"]["record"]["each"] = [
+            statistics.mean(recordings[i : i + edge]) for i in range(0, len(recordings) - edge + 1, edge)
+        ]
+        figures["phases"]["record"]["growth"] = growth(recordings)
+    figures["rss_self_mb"] = peak_rss_mb()
+    # The largest worker: on Dask each worker's own peak, asked of it; here the largest process this one started and
+    # waited for (the checks' process, or a worker process).
+    figures["rss_worker_mb"] = (
+        dask_workers_peak_rss_mb(scheduler)
+        if scheduler
+        else resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    )
     return figures
 
 
-def local_cluster():
+def growth(values: list[float]) -> float:
+    """How much ``values`` grow from the first to the last, as a fraction of the first, along the least-squares line
+    through them against their place: every value weighs in, not only the first and last 200 (0.0: flat)."""
+    slope, intercept = statistics.linear_regression(range(len(values)), values)
+    return slope * (len(values) - 1) / intercept
+
+
+@contextmanager
+def local_cluster() -> Iterator[str]:
+    """The address of a Dask ``LocalCluster`` of two workers, started in a process of its own for the ``with`` block.
+
+    A deployment runs its scheduler apart from the grader (``dask scheduler`` on a host of its own, the grader
+    connecting with ``--scheduler tcp://...``), so the cluster is not started in the grading process either: the
+    scheduler's event loop would run there beside the recording, and charge the recording with its work."""
+    import subprocess
+
+    command = [sys.executable, str(Path(__file__).resolve()), "--serve-cluster"]
+    serving = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        address = serving.stdout.readline().strip()
+        if not address.startswith("tcp://"):
+            raise RuntimeError(
+                "the Dask LocalCluster did not start (its process said no address; see its errors above)"
+            )
+        yield address
+    finally:
+        serving.stdin.close()  # the cluster's process closes the cluster and ends when its input ends
+        try:
+            serving.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            serving.kill()
+            serving.wait()
+
+
+def serve_cluster() -> int:
+    """The process of ``local_cluster``: a LocalCluster of two workers, one thread each, on the first free port of
+    9300-9399; its address printed, then kept until this process's input ends."""
     from dask.distributed import LocalCluster
 
     for port in range(9300, 9400):
         try:
-            return LocalCluster(
+            cluster = LocalCluster(
                 n_workers=2, threads_per_worker=1, processes=True, scheduler_port=port, dashboard_address=None
             )
         except OSError:
             continue
-    raise RuntimeError("no free port in 9300-9399 for the Dask scheduler")
+        with cluster:
+            print(cluster.scheduler_address, flush=True)
+            sys.stdin.read()
+        return 0
+    print("no free port in 9300-9399 for the Dask scheduler", file=sys.stderr)
+    return 1
 
 
 def plot(points: dict[int, float], path: Path, note: str) -> None:
@@ -966,9 +1036,12 @@ def main() -> int:
     parser.add_argument("--host-figures", action="store_true", help="Also the learner host's start and each lab's CPU.")
     parser.add_argument("--json", type=Path, default=None, help="Write every figure to this file as JSON too.")
     parser.add_argument("--measure", default=None, help=argparse.SUPPRESS)  # in_a_fresh_process's child
+    parser.add_argument("--serve-cluster", action="store_true", help=argparse.SUPPRESS)  # local_cluster's process
     options = parser.parse_args()
     if options.measure:
         return measure_here(options.measure)
+    if options.serve_cluster:
+        return serve_cluster()
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start")
     report: dict = {"load_at_start": os.getloadavg()[0]}
 
@@ -976,23 +1049,19 @@ def main() -> int:
         work = Path(tmp)
         if options.cohort:
             runs = {}
-            cluster = None
-            try:
-                if options.scheduler:
-                    address = options.scheduler
-                    if address == "local":
-                        cluster = local_cluster()
-                        address = cluster.scheduler_address
+            # Here first: the processes this one waits for are then only the checks' (and the workers'), whose peak
+            # memory the figures report, not a LocalCluster's that ended before.
+            for jobs in (
+                [int(j) for j in (options.workers or str(options.jobs or 2)).split(",")]
+                if not options.scheduler or options.workers
+                else []
+            ):
+                runs[jobs] = run_cohort(work, options.cohort, jobs, None)
+            if options.scheduler == "local":
+                with local_cluster() as address:
                     runs["dask"] = run_cohort(work, options.cohort, None, address)
-                for jobs in (
-                    [int(j) for j in (options.workers or str(options.jobs or 2)).split(",")]
-                    if not options.scheduler or options.workers
-                    else []
-                ):
-                    runs[jobs] = run_cohort(work, options.cohort, jobs, None)
-            finally:
-                if cluster is not None:
-                    cluster.close()
+            elif options.scheduler:
+                runs["dask"] = run_cohort(work, options.cohort, None, options.scheduler)
             for key, figures in runs.items():
                 where = "Dask LocalCluster, 2 workers" if key == "dask" else f"--jobs {key}"
                 print(
@@ -1005,9 +1074,16 @@ def main() -> int:
                         f"  {label} ({what}): per submission, first {phase['edge']}: {phase['first']:.3f} s, "
                         f"last {phase['edge']}: {phase['last']:.3f} s (last / first {phase['ratio']:.2f})"
                     )
+                    if "each" in phase:
+                        each = ", ".join(f"{x:.4f}" for x in phase["each"])
+                        print(f"    each {phase['edge']} in turn: {each}")
+                        print(
+                            f"    growth along the least-squares line through all {figures['size']}: {phase['growth']:+.1%}"
+                        )
+                worker = "a Dask worker" if key == "dask" else "the checks' process or a worker process"
                 print(
-                    f"  peak RSS: grader {figures['rss_self_mb']:.0f} MB, largest process it started (a worker, or the checks' process) "
-                    f"{figures['rss_children_mb']:.0f} MB"
+                    f"  peak RSS: grader {figures['rss_self_mb']:.0f} MB, largest worker ({worker}) "
+                    f"{figures['rss_worker_mb']:.0f} MB"
                 )
             report["cohort"] = {str(k): v for k, v in runs.items()}
             local = {k: v for k, v in runs.items() if k != "dask"}

@@ -847,6 +847,8 @@ class BatchAutograde(Autograde):
         except BaseException:
             self._session.rollback()
             raise
+        finally:
+            self._forget_exported()
         if result["success"]:
             try:
                 self._session.commit()
@@ -856,6 +858,14 @@ class BatchAutograde(Autograde):
         else:
             self._session.rollback()
         return result
+
+    def _forget_exported(self) -> None:
+        """nbconvert's exporter keeps the metadata of every notebook it exported, by name, for the HTML exporter's
+        widgets; nothing reads it for a notebook export. The batch's one exporter would keep every submission's to
+        the end of the batch, for Python's cycle collector to walk again on each full collection."""
+        kept = getattr(self.exporter, "_nb_metadata", None)
+        if isinstance(kept, dict):
+            kept.clear()
 
 
 def _file_resources(resources: dict, filename: str, modified: float) -> dict:

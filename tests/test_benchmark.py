@@ -13,6 +13,7 @@ import ast
 import importlib.util
 import json
 import logging
+import os
 import zipfile
 from pathlib import Path
 
@@ -82,9 +83,55 @@ def test_a_local_cohort_counts_the_cpu_of_the_checks_process_and_what_it_forked(
     figures = bench.run_cohort(tmp_path, 8, jobs=2, scheduler=None)
 
     assert figures["graded"] == figures["size"] == 8
-    recording = min(figures["phases"]["record"]["first"], figures["phases"]["record"]["last"])
+    record = figures["phases"]["record"]
+    recording = min(record["first"], record["last"])
     # the checks and hosts cost several times the recording beside them (the grading process alone: about twice)
     assert figures["cpu"] / figures["size"] > 4 * recording
+    # the recording's CPU run by run, each as many submissions as the first and last: here the first 4 and the last 4
+    assert record["edge"] == 4 and record["each"] == [record["first"], record["last"]]
+    assert 20 < figures["rss_worker_mb"] < 1024  # the checks' process, asked of the kernel once it ended
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie does not)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return "\nState:\tZ" not in status
+
+
+def test_a_dask_cohort_runs_on_a_cluster_of_its_own_process_and_counts_the_cluster_cpu(bench, tmp_path) -> None:
+    """``--scheduler local``: the LocalCluster runs apart from the grading process, as a deployment's scheduler
+    does (in this process its event loop would run beside the recording); the scheduler's and the workers' CPU count
+    in the cohort's; the cluster and its workers end with the block."""
+    distributed = pytest.importorskip("dask.distributed", reason="the optional Dask extra is not installed")
+
+    with bench.local_cluster() as address:
+        with distributed.Client(address, timeout=30) as client:
+            scheduler = client.run_on_scheduler(os.getpid)
+            workers = list(client.run(os.getpid).values())
+            cluster_so_far = client.run_on_scheduler(bench.cpu_seconds) + sum(client.run(bench.cpu_seconds).values())
+        counted_so_far = bench.dask_cluster_cpu(address)
+        figures = bench.run_cohort(tmp_path, 8, None, address)
+
+    assert scheduler != os.getpid() and len(workers) == 2
+    # the scheduler's CPU, about a second of starting the cluster, counts beside the workers'
+    assert counted_so_far >= cluster_so_far
+    assert figures["graded"] == figures["size"] == 8
+    assert figures["cpu"] / figures["size"] > 4 * min(
+        figures["phases"]["record"]["first"], figures["phases"]["record"]["last"]
+    )
+    assert 20 < figures["rss_worker_mb"] < 1024  # asked of each worker
+    assert not any(alive(pid) for pid in [scheduler, *workers])
+
+
+def test_growth_follows_the_line_through_every_value_not_the_two_ends(bench) -> None:
+    assert bench.growth([1.0] * 50) == pytest.approx(0.0)
+    assert bench.growth([1.0 + 0.1 * i / 99 for i in range(100)]) == pytest.approx(0.1)
+    # a slow stretch in the middle is not growth; a step up at the end is
+    assert bench.growth([1.0] * 40 + [1.5] * 20 + [1.0] * 40) == pytest.approx(0.0, abs=1e-9)
+    assert bench.growth([1.0] * 80 + [1.2] * 20) > 0.1
 
 
 def test_the_projection_is_bounded_by_the_recording_one_submission_at_a_time(bench) -> None:

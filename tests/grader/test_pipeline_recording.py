@@ -3,6 +3,7 @@ batch, not once per submission, and each submission is one transaction (real nbg
 
 from __future__ import annotations
 
+import gc
 import re
 import shutil
 from pathlib import Path
@@ -17,7 +18,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
-from grader.course import _DeferredSession
+from grader.course import BatchAutograde, _DeferredSession
 from grader.notebook import read_notebook
 from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course
 
@@ -79,6 +80,15 @@ def grade_counting(released: Path, where: Path, students: list[str], monkeypatch
         return copy_node(self, memo)
 
     monkeypatch.setattr(NotebookNode, "__deepcopy__", copied)
+    counts["notebook_parts_kept"] = 0
+    close = BatchAutograde.close
+
+    def closing(self) -> None:  # the batch's end, its recorder still open: what it still holds of the notebooks
+        gc.collect()
+        counts["notebook_parts_kept"] = sum(isinstance(o, NotebookNode) for o in gc.get_objects())
+        close(self)
+
+    monkeypatch.setattr(BatchAutograde, "close", closing)
 
     def seen(conn, cursor, statement, parameters, context, executemany) -> None:
         if statement.lstrip().upper().startswith("SELECT") and re.search(r"\bFROM source_cell\b", statement):
@@ -118,6 +128,43 @@ def test_recording_opens_the_gradebook_and_makes_the_converter_once_per_batch(re
     # which looks the assignment up once more, is not called).
     assert four["notebooks"] == one["notebooks"]
     assert four["assignments"] == one["assignments"]
+    # Nothing of a recorded notebook is kept to the end of the batch (nbconvert's exporter would keep the metadata of
+    # each one it exported).
+    assert four["notebook_parts_kept"] == one["notebook_parts_kept"]
+
+
+def test_a_batch_sets_what_came_before_it_aside_from_the_cycle_collector_and_gives_it_back(
+    released, tmp_path, monkeypatch
+) -> None:
+    """While a batch records, a full collection does not walk the process's imports and the course again (about a
+    tenth of a second each time, every 200 submissions or so); once it ends, they are the collector's again. Objects
+    something else set aside are left to it."""
+    gc.unfreeze()
+    course, _, pairs = collected(released, tmp_path / "alone", STUDENTS[:1])
+    set_aside: list[int] = []
+    record = BatchAutograde.record
+
+    def recording(self, *args, **kwargs):
+        set_aside.append(gc.get_freeze_count())
+        return record(self, *args, **kwargs)
+
+    monkeypatch.setattr(BatchAutograde, "record", recording)
+
+    assert all(o.ok for o in course.autograde(pairs, jobs=1))
+    assert set_aside and min(set_aside) > 10_000  # the imports, the course and the batch's tasks
+    assert gc.get_freeze_count() == 0
+
+    course, _, pairs = collected(released, tmp_path / "theirs", STUDENTS[1:2])
+    gc.freeze()
+    theirs = gc.get_freeze_count()
+    set_aside.clear()
+    try:
+        assert all(o.ok for o in course.autograde(pairs, jobs=1))
+        # none added, none given back (a few of theirs freed as they went)
+        assert len(set_aside) == 1 and theirs - 1000 < set_aside[0] <= theirs
+        assert theirs - 1000 < gc.get_freeze_count() <= theirs
+    finally:
+        gc.unfreeze()
 
 
 def test_a_notebook_a_step_leaves_invalid_is_still_refused_and_nothing_of_it_recorded(
