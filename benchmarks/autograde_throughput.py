@@ -30,7 +30,8 @@ What it reports, every figure from this one run (timings move with the machine's
 workers here, then on the Dask scheduler given (``--scheduler local`` starts a ``LocalCluster`` of two workers on
 ports 9300-9399, in a process of its own, as a deployment's scheduler runs apart from the grader), and reports the
 cost per submission of the first 200 against the last 200 of each phase (the recording's also for every 200 in
-turn, and its growth along the least-squares line through all), the grader's and its largest worker's peak
+turn, its growth along the least-squares line through all, and both against a fixed reference workload run beside
+it in its thread, which takes the machine's drift out), the grader's and its largest worker's peak
 resident memory, and the throughput. ``--plot PNG`` draws throughput against workers (1, 2) from cohort runs and
 projects the time for 2,000 learners x 4 labs on 32- and 128-core Dask clusters.
 """
@@ -805,6 +806,53 @@ def dask_workers_peak_rss_mb(address: str) -> float:
         return max(client.run(peak_rss_mb).values(), default=0.0)
 
 
+REFERENCE_EVERY = 5  # submissions recorded between two runs of the reference workload
+
+
+def reference_workload(notebook_text: str) -> float:
+    """The thread CPU seconds of a fixed piece of work like the recording's, the same each time: a notebook read, copied
+    and written by nbformat, and rows written to and read back from a new SQLite table in memory. Run beside the
+    recording in its thread, it slows with the machine (a busy second core, a slower stretch of a shared host) as the
+    recording does, but nothing in it grows with the cohort: the recording's cost against it is its own growth."""
+    import copy
+    import sqlite3
+
+    start = time.thread_time()
+    nb = nbformat.reads(notebook_text, as_version=4)
+    nbformat.writes(copy.deepcopy(nb))
+    with sqlite3.connect(":memory:") as db:
+        db.execute("CREATE TABLE grade (id INTEGER PRIMARY KEY, cell TEXT, score REAL)")
+        db.executemany("INSERT INTO grade (cell, score) VALUES (?, ?)", [(f"cell-{i}", i / 7) for i in range(200)])
+        sum(score for (score,) in db.execute("SELECT score FROM grade WHERE cell LIKE 'cell-1%'"))
+    return time.thread_time() - start
+
+
+def against_reference(recordings: list[float], references: list[tuple[int, float]], edge: int) -> dict[str, Any]:
+    """The recording's CPU against the reference workload run beside it, ``edge`` submissions at a time.
+
+    ``references``: (how many submissions had been recorded when it ran, its CPU seconds). For each run of ``edge``
+    submissions in turn, the mean recording over the mean reference run during it; ``first`` and ``last`` are the
+    reference's own means in the first and last ``edge``; ``ratio`` is the recording's last / first over the
+    reference's (the machine's drift taken out); ``growth`` that of the blocks' quotients along their line."""
+
+    def mean_between(lo: int, hi: int) -> float:
+        inside = [seconds for done, seconds in references if lo < done <= hi]
+        return statistics.mean(inside) if inside else float("nan")
+
+    n = len(recordings)
+    blocks = range(0, n - edge + 1, edge)
+    each = [statistics.mean(recordings[i : i + edge]) / mean_between(i, i + edge) for i in blocks]
+    first, last = mean_between(0, edge), mean_between(n - edge, n)
+    recorded = statistics.mean(recordings[-edge:]) / statistics.mean(recordings[:edge])
+    return {
+        "first": first,
+        "last": last,
+        "ratio": recorded / (last / first),
+        "each": each,
+        "growth": growth(each) if len(each) >= 2 else 0.0,
+    }
+
+
 def run_cohort(work: Path, size: int, jobs: int | None, scheduler: str | None) -> dict:
     batch = _engine_module("batch")
     folder = work / "cohort-submissions"
@@ -825,12 +873,20 @@ def run_cohort(work: Path, size: int, jobs: int | None, scheduler: str | None) -
             stamps[self.label].extend([time.perf_counter()] * n)
         original(self, n)
 
+    # A reference workload beside the recording, in its thread, every REFERENCE_EVERY submissions: the machine's own
+    # drift over the run, to take out of the recording's (against_reference).
+    references: list[tuple[int, float]] = []
+    sample = (SAMPLE_SUBMISSIONS / "solution" / LABS[0] / f"{LABS[0]}.ipynb").read_text(encoding="utf-8")
+    reference_workload(sample)  # its first run imports and fills caches: not measured
+
     def record(self, *args, **kwargs):
         start = time.thread_time()
         try:
             return original_record(self, *args, **kwargs)
         finally:
             recordings.append(time.thread_time() - start)
+            if len(recordings) % REFERENCE_EVERY == 0:
+                references.append((len(recordings), reference_workload(sample)))
 
     batch.Progress.advance, BatchAutograde.record = advance, record
     checks_process = _engine_module("checks_process")
@@ -873,6 +929,8 @@ def run_cohort(work: Path, size: int, jobs: int | None, scheduler: str | None) -
             statistics.mean(recordings[i : i + edge]) for i in range(0, len(recordings) - edge + 1, edge)
         ]
         figures["phases"]["record"]["growth"] = growth(recordings)
+        if references:
+            figures["phases"]["record"]["reference"] = against_reference(recordings, references, edge)
     figures["rss_self_mb"] = peak_rss_mb()
     # The largest worker: on Dask each worker's own peak, asked of it; here the largest process this one started and
     # waited for (the checks' process, or a worker process).
@@ -1079,6 +1137,19 @@ def main() -> int:
                         print(f"    each {phase['edge']} in turn: {each}")
                         print(
                             f"    growth along the least-squares line through all {figures['size']}: {phase['growth']:+.1%}"
+                        )
+                    if "reference" in phase:
+                        ref = phase["reference"]
+                        print(
+                            f"    a fixed reference workload in the same thread (every {REFERENCE_EVERY}th): first "
+                            f"{phase['edge']}: {ref['first'] * 1000:.2f} ms, last {phase['edge']}: {ref['last'] * 1000:.2f} ms "
+                            f"(last / first {ref['last'] / ref['first']:.2f}: the machine's drift)"
+                        )
+                        each = ", ".join(f"{x:.2f}" for x in ref["each"])
+                        print(f"    the recording against it, each {phase['edge']} in turn: {each}")
+                        print(
+                            f"    the recording against it: last / first {ref['ratio']:.2f}, growth along the line "
+                            f"{ref['growth']:+.1%}"
                         )
                 worker = "a Dask worker" if key == "dask" else "the checks' process or a worker process"
                 print(

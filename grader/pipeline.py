@@ -26,7 +26,7 @@ import shutil
 import sqlite3
 import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -803,6 +803,7 @@ class Course:
         recorder = None  # nbgrader's Autograde, made once for the batch, with the gradebook open (BatchAutograde)
         recorded: set[tuple[str, str]] = set()
         recording: Progress | None = None
+        spared: _SetAside = _SetAside(active=False)
 
         def record(task: Task, checks: list | NotGraded | None) -> None:
             """nbgrader records one submission (unless it recorded these very files before), in this thread."""
@@ -832,10 +833,11 @@ class Course:
                 )
             if recording:
                 recording.advance()
+            spared.recorded_one()
             maybe_kill("record", len(recorded))
 
         try:
-            with _spared_from_collection():
+            with _spared_from_collection() as spared:
                 # Each submission is recorded as soon as its checks are in, while the others are checked: this thread
                 # would otherwise only wait for the workers.
                 graded = grade_all(
@@ -1404,18 +1406,42 @@ def _stray_at_student_level(name: str, shown: str) -> str:
     )
 
 
+SET_ASIDE_EVERY = 200  # submissions recorded between two set-asides of what the batch holds by then
+
+
+class _SetAside:
+    """What a batch keeps as it goes (each submission's results until the batch returns; a Dask client's state) is set
+    aside from the cycle collector too, every ``SET_ASIDE_EVERY`` submissions recorded, once a collection has freed
+    the cycles that are garbage by then. A full collection then walks what the last few hundred submissions left,
+    not everything the batch has kept: its cost, and so each submission's recording, stays the same from the first
+    submission of a cohort to its last."""
+
+    def __init__(self, active: bool) -> None:
+        self.active = active
+        self.recorded = 0
+
+    def recorded_one(self) -> None:
+        if not self.active:
+            return
+        self.recorded += 1
+        if self.recorded % SET_ASIDE_EVERY == 0:
+            gc.collect()  # the garbage goes now: set aside, it would stay until the batch ends
+            gc.freeze()
+
+
 @contextmanager
-def _spared_from_collection():
+def _spared_from_collection() -> Iterator[_SetAside]:
     """For one batch: what this process held before it (its imports, the course, the batch's tasks) is set aside from
-    Python's cycle collector, and given back after. Each full collection would otherwise walk all of it again, about
-    every 200 submissions recorded: a tenth of a second, the more as a cohort's results pile up. Left alone when
-    something else already set objects aside (``gc.freeze``): that is its choice to undo, not the batch's."""
+    Python's cycle collector, and given back after; what the batch keeps is set aside as it goes (``_SetAside``).
+    Each full collection would otherwise walk all of it again, about every 50 to 200 submissions recorded: a tenth
+    of a second at the start, the more as a cohort's results pile up. Left alone when something else already set
+    objects aside (``gc.freeze``): that is its choice to undo, not the batch's."""
     if gc.get_freeze_count():
-        yield
+        yield _SetAside(active=False)
         return
     gc.freeze()
     try:
-        yield
+        yield _SetAside(active=True)
     finally:
         gc.unfreeze()
 

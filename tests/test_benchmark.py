@@ -80,6 +80,7 @@ def test_a_local_cohort_counts_the_cpu_of_the_checks_process_and_what_it_forked(
     from grader.engine import checks_process
 
     monkeypatch.setattr(checks_process, "_shared", None)
+    monkeypatch.setattr(bench, "REFERENCE_EVERY", 1)
     figures = bench.run_cohort(tmp_path, 8, jobs=2, scheduler=None)
 
     assert figures["graded"] == figures["size"] == 8
@@ -89,6 +90,10 @@ def test_a_local_cohort_counts_the_cpu_of_the_checks_process_and_what_it_forked(
     assert figures["cpu"] / figures["size"] > 4 * recording
     # the recording's CPU run by run, each as many submissions as the first and last: here the first 4 and the last 4
     assert record["edge"] == 4 and record["each"] == [record["first"], record["last"]]
+    # the reference workload ran beside the recording, every REFERENCE_EVERY (here 1) submissions
+    reference = record["reference"]
+    assert 0 < reference["first"] < recording and 0 < reference["last"] < recording
+    assert reference["ratio"] == pytest.approx(record["ratio"] / (reference["last"] / reference["first"]))
     assert 20 < figures["rss_worker_mb"] < 1024  # the checks' process, asked of the kernel once it ended
 
 
@@ -124,6 +129,30 @@ def test_a_dask_cohort_runs_on_a_cluster_of_its_own_process_and_counts_the_clust
     )
     assert 20 < figures["rss_worker_mb"] < 1024  # asked of each worker
     assert not any(alive(pid) for pid in [scheduler, *workers])
+
+
+def test_the_recording_against_the_reference_takes_the_machines_drift_out_and_leaves_its_own_growth(bench) -> None:
+    slowing = [1.0 + 0.2 * i / 99 for i in range(100)]  # the machine slows by a fifth over the run
+    every_fifth = [(i, 0.1 * slowing[i - 1]) for i in range(5, 101, 5)]
+    # the recording slows as the machine does, and no more: no growth of its own
+    drift = bench.against_reference([0.03 * x for x in slowing], every_fifth, 20)
+    assert drift["ratio"] == pytest.approx(1.0, abs=0.01) and abs(drift["growth"]) < 0.01
+    assert drift["last"] / drift["first"] > 1.15  # the reference's own: the drift
+    assert len(drift["each"]) == 5
+    # the machine steady, the recording growing by a tenth: all of it is the recording's
+    steady = [(i, 0.1) for i in range(5, 101, 5)]
+    grows = bench.against_reference([0.03 * (1 + 0.1 * i / 99) for i in range(100)], steady, 20)
+    assert grows["ratio"] == pytest.approx(1 + 0.1 * (89.5 - 9.5) / 99 / (1 + 0.1 * 9.5 / 99), rel=1e-6)
+    assert grows["growth"] == pytest.approx(0.1 * 80 / 99 / (1 + 0.1 * 9.5 / 99), rel=0.05)
+    # and a recording that grows while the machine slows: the drift comes out, the growth stays
+    both = bench.against_reference([0.03 * x * (1 + 0.1 * i / 99) for i, x in enumerate(slowing)], every_fifth, 20)
+    assert both["growth"] == pytest.approx(grows["growth"], rel=0.05)
+
+
+def test_the_reference_workload_is_the_same_work_each_time(bench) -> None:
+    sample = (bench.SAMPLE_SUBMISSIONS / "solution" / bench.LABS[0] / f"{bench.LABS[0]}.ipynb").read_text()
+    times = [bench.reference_workload(sample) for _ in range(5)]
+    assert all(0 < t < 1 for t in times)
 
 
 def test_growth_follows_the_line_through_every_value_not_the_two_ends(bench) -> None:

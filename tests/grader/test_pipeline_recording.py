@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import re
 import shutil
+import weakref
 from pathlib import Path
 
 import nbformat
@@ -163,6 +164,63 @@ def test_a_batch_sets_what_came_before_it_aside_from_the_cycle_collector_and_giv
         # none added, none given back (a few of theirs freed as they went)
         assert len(set_aside) == 1 and theirs - 1000 < set_aside[0] <= theirs
         assert theirs - 1000 < gc.get_freeze_count() <= theirs
+    finally:
+        gc.unfreeze()
+
+
+class _Cycle:
+    """A reference cycle: freed only by the cycle collector."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_what_a_batch_keeps_is_set_aside_as_it_goes_once_its_garbage_is_collected(
+    released, tmp_path, monkeypatch
+) -> None:
+    """Each submission's results stay until the batch returns: set aside every few submissions recorded, so that a
+    full collection does not walk a whole cohort's again and again, and cost more the further a batch has gone. Only
+    what is alive is set aside: the cycles that are garbage by then are freed first (the automatic collections are
+    off here, so nothing else frees them)."""
+    import grader.pipeline as pipeline
+
+    gc.unfreeze()
+    monkeypatch.setattr(pipeline, "SET_ASIDE_EVERY", 2)
+    course, _, pairs = collected(released, tmp_path / "course", STUDENTS)
+    set_aside: list[int] = []
+    left: list[list] = []  # per recording: the garbage cycles made before it, each by a weak reference
+    made = []
+    record = BatchAutograde.record
+
+    def recording(self, *args, **kwargs):
+        set_aside.append(gc.get_freeze_count())
+        left.append([alive() is not None for alive in made])
+        try:
+            return record(self, *args, **kwargs)
+        finally:
+            made.append(weakref.ref(_Cycle()))  # garbage as soon as it is made
+
+    monkeypatch.setattr(BatchAutograde, "record", recording)
+    gc.disable()
+    try:
+        assert all(o.ok for o in course.autograde(pairs, jobs=1))
+    finally:
+        gc.enable()
+    assert len(set_aside) == 4
+    # after the second submission, what the first two left is set aside too (their results, at the least)
+    assert set_aside[2] > set_aside[1] + 40 and set_aside[1] - 1000 < set_aside[0] <= set_aside[1] + 1000
+    assert left[1] == [True]  # no set-aside yet: nothing freed the first one's cycle
+    assert left[2] == [False, False]  # freed before the set-aside, not kept in it until the batch ends
+    assert gc.get_freeze_count() == 0
+
+    # Objects something else set aside: the batch adds none as it goes either.
+    course, _, pairs = collected(released, tmp_path / "theirs", STUDENTS)
+    gc.freeze()
+    theirs = gc.get_freeze_count()
+    set_aside.clear()
+    try:
+        assert all(o.ok for o in course.autograde(pairs, jobs=1))
+        assert len(set_aside) == 4 and max(set_aside) <= theirs
     finally:
         gc.unfreeze()
 
