@@ -840,8 +840,7 @@ def against_reference(recordings: list[float], references: list[tuple[int, float
         return statistics.mean(inside) if inside else float("nan")
 
     n = len(recordings)
-    blocks = range(0, n - edge + 1, edge)
-    each = [statistics.mean(recordings[i : i + edge]) / mean_between(i, i + edge) for i in blocks]
+    each = [mean / mean_between(k * edge, (k + 1) * edge) for k, mean in enumerate(block_means(recordings, edge))]
     first, last = mean_between(0, edge), mean_between(n - edge, n)
     recorded = statistics.mean(recordings[-edge:]) / statistics.mean(recordings[:edge])
     return {
@@ -925,9 +924,7 @@ def run_cohort(work: Path, size: int, jobs: int | None, scheduler: str | None) -
     if edge >= 2:
         phase("record", statistics.mean(recordings[:edge]), statistics.mean(recordings[-edge:]), edge)
         # and the mean of every run of ``edge`` in turn: growth climbs through them, a slow stretch of the machine does not
-        figures["phases"]["record"]["each"] = [
-            statistics.mean(recordings[i : i + edge]) for i in range(0, len(recordings) - edge + 1, edge)
-        ]
+        figures["phases"]["record"]["each"] = block_means(recordings, edge)
         figures["phases"]["record"]["growth"] = growth(recordings)
         if references:
             figures["phases"]["record"]["reference"] = against_reference(recordings, references, edge)
@@ -940,6 +937,11 @@ def run_cohort(work: Path, size: int, jobs: int | None, scheduler: str | None) -
         else resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     )
     return figures
+
+
+def block_means(values: list[float], edge: int) -> list[float]:
+    """The mean of every run of ``edge`` values in turn (a last run shorter than ``edge`` left out)."""
+    return [statistics.mean(values[i : i + edge]) for i in range(0, len(values) - edge + 1, edge)]
 
 
 def growth(values: list[float]) -> float:

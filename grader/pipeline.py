@@ -803,7 +803,6 @@ class Course:
         recorder = None  # nbgrader's Autograde, made once for the batch, with the gradebook open (BatchAutograde)
         recorded: set[tuple[str, str]] = set()
         recording: Progress | None = None
-        spared: _SetAside = _SetAside(active=False)
 
         def record(task: Task, checks: list | NotGraded | None) -> None:
             """nbgrader records one submission (unless it recorded these very files before), in this thread."""

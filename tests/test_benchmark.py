@@ -149,7 +149,7 @@ def test_the_recording_against_the_reference_takes_the_machines_drift_out_and_le
     assert both["growth"] == pytest.approx(grows["growth"], rel=0.05)
 
 
-def test_the_reference_workload_is_the_same_work_each_time(bench) -> None:
+def test_the_reference_workload_gives_its_own_cpu_time_each_run(bench) -> None:
     sample = (bench.SAMPLE_SUBMISSIONS / "solution" / bench.LABS[0] / f"{bench.LABS[0]}.ipynb").read_text()
     times = [bench.reference_workload(sample) for _ in range(5)]
     assert all(0 < t < 1 for t in times)
