@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/autograde_throughput.py                  # the headline, 12, the CPU split, hostile
     .venv/bin/python benchmarks/autograde_throughput.py --cohort 2000 --jobs 2
     .venv/bin/python benchmarks/autograde_throughput.py --cohort 2000 --scheduler local   # a Dask LocalCluster of two workers
+    .venv/bin/python benchmarks/autograde_throughput.py --gradebook-growth 2000   # the gradebook's size alone
 
 What it reports, every figure from this one run (timings move with the machine's load: compare the ratios):
 
@@ -34,6 +35,11 @@ turn, its growth along the least-squares line through all, and both against a fi
 it in its thread, which takes the machine's drift out), the grader's and its largest worker's peak
 resident memory, and the throughput. ``--plot PNG`` draws throughput against workers (1, 2) from cohort runs and
 projects the time for 2,000 learners x 4 labs on 32- and 128-core Dask clusters.
+
+``--gradebook-growth N`` measures what the gradebook's size alone does to the recording (``gradebook_growth``): the
+last 200 submissions of a cohort of N recorded both into an empty gradebook and into one that holds the N - 200
+before them, 20 at a time, the two taking turns over the same minutes, so that the machine's drift, which moves a
+cohort's first and last 200 apart by more than the gradebook does, weighs on both alike.
 """
 
 from __future__ import annotations
@@ -951,6 +957,85 @@ def growth(values: list[float]) -> float:
     return slope * (len(values) - 1) / intercept
 
 
+def gradebook_growth(work: Path, size: int, edge: int = 200, turn: int = 20, name: str = "growth") -> dict[str, Any]:
+    """What the gradebook's size alone does to the recording, with the machine's drift weighing on both sides alike.
+
+    The last ``edge`` submissions of a cohort of ``size`` are recorded twice: into a gradebook that holds nothing yet
+    (as the first ``edge`` of a cohort are) and into one that already holds the cohort's other ``size - edge`` (as
+    the last ``edge`` are), ``turn`` at a time, the two taking turns (ABBA), in one process, over the same minutes. Each
+    distinct sample's checks are run once, ahead; both courses record from the stored results, as a batch records
+    what its workers checked, so no checks run beside either. Each recording's CPU is the recording thread's own
+    (``time.thread_time``), the first of each ``turn`` left out (it also makes nbconvert's exporter and writer). A
+    cohort of fewer than ``2 * edge`` measures its last half. ``name`` begins the name of each folder made in ``work``."""
+    from grader.course import BatchAutograde
+
+    batch = _engine_module("batch")
+    edge = min(edge, size // 2)
+    turn = max(1, min(turn, edge))
+    folder = work / f"{name}-submissions"
+    pairs = cohort_pairs(folder, size)
+    measured = pairs[size - edge :]
+    alone = work / f"{name}-measured"
+    for student, lab in measured:
+        shutil.copytree(folder / student / lab, alone / student / lab)
+    sample = {student: student.split("_", 1)[1] for student, _ in pairs}  # cohort_pairs names c<place>_<sample>
+
+    # The distinct samples' checks, once: their results are every copy's.
+    distinct = sorted({(sample[student], lab) for student, lab in pairs})
+    copy_samples(work / f"{name}-samples", distinct)
+    checked, checked_pairs = fresh_course(work, f"{name}-checked", work / f"{name}-samples")
+    checked.autograde(checked_pairs)
+    source = batch.ResultStore.of_course(checked.root)
+    empty, _ = fresh_course(work, f"{name}-empty", alone)
+    full, _ = fresh_course(work, f"{name}-full", folder)
+    for course, students in ((empty, measured), (full, pairs)):
+        store = batch.ResultStore.of_course(course.root)
+        for student, lab in students:
+            if source.path(lab, sample[student]).is_file():
+                store.path(lab, student).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source.path(lab, sample[student]), store.path(lab, student))
+    full.autograde(pairs[: size - edge])  # the cohort before its last ``edge``: recorded only, from the stored results
+
+    recordings: dict[str, list[list[float]]] = {"empty": [], "full": []}
+    into: list[float] = []
+    original = BatchAutograde.record
+
+    def record(self, *args, **kwargs):
+        ready = self._ready  # its exporter and writer made by an earlier call
+        start = time.thread_time()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            if ready:
+                into.append(time.thread_time() - start)
+
+    BatchAutograde.record = record
+    try:
+        for number, first in enumerate(range(0, edge, turn)):
+            both = [("empty", empty), ("full", full)]
+            for which, course in both if number % 2 == 0 else both[::-1]:
+                into = []
+                recordings[which].append(into)
+                course.autograde(measured[first : first + turn])
+    finally:
+        BatchAutograde.record = original
+    means = {which: statistics.mean(x for one in turns for x in one) for which, turns in recordings.items()}
+    return {
+        "size": size,
+        "edge": edge,
+        "turn": turn,
+        "empty": means["empty"],
+        "full": means["full"],
+        "ratio": means["full"] / means["empty"],
+        "turns": [
+            statistics.mean(f) / statistics.mean(e)
+            for e, f in zip(recordings["empty"], recordings["full"], strict=True)
+            if e and f
+        ],
+        "held": {"empty": len(scores(empty)), "full": len(scores(full))},
+    }
+
+
 @contextmanager
 def local_cluster() -> Iterator[str]:
     """The address of a Dask ``LocalCluster`` of two workers, started in a process of its own for the ``with`` block.
@@ -1093,6 +1178,13 @@ def main() -> int:
     parser.add_argument(
         "--plot", type=Path, default=None, help="With --cohort --workers: draw throughput against workers here."
     )
+    parser.add_argument(
+        "--gradebook-growth",
+        type=int,
+        default=0,
+        metavar="SIZE",
+        help="Instead: the last 200 of a cohort of SIZE recorded into an empty gradebook and into one holding the rest, in turns.",
+    )
     parser.add_argument("--host-figures", action="store_true", help="Also the learner host's start and each lab's CPU.")
     parser.add_argument("--json", type=Path, default=None, help="Write every figure to this file as JSON too.")
     parser.add_argument("--measure", default=None, help=argparse.SUPPRESS)  # in_a_fresh_process's child
@@ -1107,7 +1199,19 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         work = Path(tmp)
-        if options.cohort:
+        if options.gradebook_growth:
+            report["gradebook_growth"] = g = gradebook_growth(work, options.gradebook_growth)
+            held = g["size"] - g["edge"]
+            print(
+                f"the gradebook's size alone: the last {g['edge']} of a cohort of {g['size']} recorded into an empty "
+                f"gradebook and into one already holding the {held} before them, {g['turn']} at a time in turns:"
+            )
+            print(
+                f"  recording CPU per submission: into the empty one {g['empty']:.4f} s, into the one holding {held} "
+                f"{g['full']:.4f} s: {g['ratio']:.2f}"
+            )
+            print("  each turn's, holding / empty: " + ", ".join(f"{r:.2f}" for r in g["turns"]))
+        elif options.cohort:
             runs = {}
             # Here first: the processes this one waits for are then only the checks' (and the workers'), whose peak
             # memory the figures report, not a LocalCluster's that ended before.

@@ -14,6 +14,7 @@ import importlib.util
 import json
 import logging
 import os
+import time
 import zipfile
 from pathlib import Path
 
@@ -147,6 +148,34 @@ def test_the_recording_against_the_reference_takes_the_machines_drift_out_and_le
     # and a recording that grows while the machine slows: the drift comes out, the growth stays
     both = bench.against_reference([0.03 * x * (1 + 0.1 * i / 99) for i, x in enumerate(slowing)], every_fifth, 20)
     assert both["growth"] == pytest.approx(grows["growth"], rel=0.05)
+
+
+def test_the_gradebooks_size_alone_is_the_same_submissions_recorded_into_an_empty_and_a_fuller_gradebook_in_turns(
+    bench, tmp_path, monkeypatch
+) -> None:
+    figures = bench.gradebook_growth(tmp_path, 8, edge=4, turn=2, name="steady")
+
+    # the last 4 of a cohort of 8, recorded into a gradebook of their own and into the cohort's, which then holds all 8
+    assert figures["held"] == {"empty": 4, "full": 8}
+    assert len(figures["turns"]) == 2 and all(t > 0 for t in figures["turns"])
+    assert 0 < figures["empty"] < 1 and figures["ratio"] == pytest.approx(figures["full"] / figures["empty"])
+
+    # A recording that costs more the fuller its gradebook is shows it, in every turn.
+    from grader.course import BatchAutograde
+
+    original = BatchAutograde.record
+
+    def slower_when_full(self, *args, **kwargs):
+        if Path(self.coursedir.root).name == "growing-full":
+            start = time.thread_time()
+            while time.thread_time() - start < 0.05:
+                pass
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(BatchAutograde, "record", slower_when_full)
+    slower = bench.gradebook_growth(tmp_path, 8, edge=4, turn=2, name="growing")
+    assert slower["ratio"] > 1.5 and min(slower["turns"]) > 1.5
+    assert slower["held"] == {"empty": 4, "full": 8}
 
 
 def test_the_reference_workload_gives_its_own_cpu_time_each_run(bench) -> None:
