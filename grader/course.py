@@ -25,6 +25,17 @@ from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_output
 from nbgrader import utils
+from nbgrader.api import (
+    Comment,
+    Grade,
+    Gradebook,
+    InvalidEntry,
+    MissingEntry,
+    Student,
+    SubmittedAssignment,
+    SubmittedNotebook,
+    new_uuid,
+)
 from nbgrader.converters import Autograde, GenerateAssignment
 from nbgrader.nbgraderformat import ValidationError
 from nbgrader.nbgraderformat.v3 import MetadataValidatorV3
@@ -40,6 +51,8 @@ from nbgrader.preprocessors import (
     OverwriteKernelspec,
     SaveAutoGrades,
 )
+from sqlalchemy import insert
+from sqlalchemy.exc import IntegrityError, StatementError
 from traitlets import Bool, Float, Unicode
 from traitlets.config import Config
 
@@ -679,6 +692,63 @@ def index_gradebook(session) -> None:
     session.commit()
 
 
+class BatchGradebook(Gradebook):
+    """nbgrader's Gradebook as a batch records through it. One method differs: ``add_submission`` writes a new
+    submission's rows (the submitted assignment, a submitted notebook for each of its notebooks, an empty grade
+    for each grade and task cell, an empty comment for each solution and task cell) in four statements, rather
+    than building each row as an object first and flushing them one by one. They are the rows nbgrader's own
+    ``add_submission`` writes, in its order, with its defaults (a test compares them row for row). What an
+    assignment holds is read once per batch: a release does not change while a batch is recorded."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._layouts: dict[str, tuple[str, list[tuple[str, list[str], list[str]]]]] = {}
+
+    def _layout(self, assignment: str) -> tuple[str, list[tuple[str, list[str], list[str]]]]:
+        """The assignment's id, and for each of its notebooks: its id, the ids of the cells that get a grade
+        and of those that get a comment, in nbgrader's order (MissingEntry when there is no such assignment)."""
+        if assignment not in self._layouts:
+            found = self.find_assignment(assignment)
+            self._layouts[assignment] = (
+                found.id,
+                [
+                    (
+                        notebook.id,
+                        [c.id for c in notebook.grade_cells + notebook.task_cells],
+                        [c.id for c in notebook.solution_cells + notebook.task_cells],
+                    )
+                    for notebook in found.notebooks
+                ],
+            )
+        return self._layouts[assignment]
+
+    def add_submission(self, assignment: str, student: str, **kwargs):
+        if "timestamp" in kwargs:
+            kwargs["timestamp"] = utils.parse_utc(kwargs["timestamp"])
+        assignment_id, notebooks = self._layout(assignment)
+        if self.db.get(Student, student) is None:
+            raise MissingEntry(f"No such student: {student}")
+        submission_id = new_uuid()
+        submitted, grades, comments = [], [], []
+        for notebook_id, graded, commented in notebooks:
+            submitted.append({"id": new_uuid(), "assignment_id": submission_id, "notebook_id": notebook_id})
+            grades += [{"id": new_uuid(), "cell_id": c, "notebook_id": submitted[-1]["id"]} for c in graded]
+            comments += [{"id": new_uuid(), "cell_id": c, "notebook_id": submitted[-1]["id"]} for c in commented]
+        try:
+            self.db.execute(
+                insert(SubmittedAssignment.__table__),
+                [{"id": submission_id, "assignment_id": assignment_id, "student_id": student, **kwargs}],
+            )
+            for model, rows in ((SubmittedNotebook, submitted), (Grade, grades), (Comment, comments)):
+                if rows:
+                    self.db.execute(insert(model.__table__), rows)
+            self.db.commit()
+        except (IntegrityError, StatementError) as e:
+            self.db.rollback()
+            raise InvalidEntry(*e.args) from None
+        return self.db.get(SubmittedAssignment, submission_id)
+
+
 class BatchAutograde(Autograde):
     """nbgrader's Autograde converter, made once for a batch of submissions: its steps made once, and every
     submission recorded through one open gradebook, in one transaction (all of its rows or none of them).
@@ -688,12 +758,10 @@ class BatchAutograde(Autograde):
     committing once per cell."""
 
     def __init__(self, coursedir, **kwargs) -> None:
-        from nbgrader.api import Gradebook
-
         super().__init__(coursedir=coursedir, **kwargs)
         self.force = True
         self.create_student = True
-        self.gradebook = Gradebook(self.coursedir.db_url, self.coursedir.course_id)
+        self.gradebook = BatchGradebook(self.coursedir.db_url, self.coursedir.course_id)
         self._session = self.gradebook.db
         index_gradebook(self._session)
         self.gradebook.db = _DeferredSession(self._session)

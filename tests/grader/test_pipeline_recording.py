@@ -4,8 +4,10 @@ batch, not once per submission, and each submission is one transaction (real nbg
 from __future__ import annotations
 
 import gc
+import os
 import re
 import shutil
+import sys
 import weakref
 from pathlib import Path
 
@@ -286,6 +288,153 @@ def test_a_batch_records_the_same_scores_as_nbgraders_own_autograde_one_submissi
     # what the sanitising pass undoes is undone: the autograding pass got its notebook, not the one submitted
     made = (batch_root / "autograded" / students[-1] / LAB / f"{LAB}.ipynb").read_text(encoding="utf-8")
     assert TAMPERED not in made and "an output left in" not in made and OTHER_KERNEL not in made
+
+
+def gradebook_rows(course: Course) -> dict[str, list[tuple]]:
+    """Every row of the tables a recording writes, each id (a fresh uuid in each gradebook) replaced by what it names:
+    a student, an assignment's name, a notebook's name, a cell's name. Rows are grouped by student, in the order
+    SQLite keeps them within each student's (a batch records its submissions in its own order)."""
+    import sqlite3
+
+    with sqlite3.connect(course.root / "gradebook.db") as db:
+        rows = {
+            # the students' ids: their names are the pipeline's to give (an unnamed one is named by its id)
+            "student": db.execute("SELECT id FROM student ORDER BY rowid").fetchall(),
+            "submitted_assignment": db.execute(
+                "SELECT a.name, s.student_id, s.timestamp, s.extension FROM submitted_assignment s "
+                "JOIN assignment a ON a.id = s.assignment_id ORDER BY s.rowid"
+            ).fetchall(),
+            "submitted_notebook": db.execute(
+                "SELECT s.student_id, n.name, sn.flagged, sn.late_submission_penalty FROM submitted_notebook sn "
+                "JOIN submitted_assignment s ON s.id = sn.assignment_id JOIN notebook n ON n.id = sn.notebook_id "
+                "ORDER BY sn.rowid"
+            ).fetchall(),
+            "grade": db.execute(
+                "SELECT s.student_id, n.name, c.name, g.auto_score, g.manual_score, g.extra_credit, "
+                "g.needs_manual_grade FROM grade g JOIN base_cell c ON c.id = g.cell_id "
+                "JOIN submitted_notebook sn ON sn.id = g.notebook_id JOIN notebook n ON n.id = sn.notebook_id "
+                "JOIN submitted_assignment s ON s.id = sn.assignment_id ORDER BY g.rowid"
+            ).fetchall(),
+            "comment": db.execute(
+                "SELECT s.student_id, n.name, c.name, m.auto_comment, m.manual_comment FROM comment m "
+                "JOIN base_cell c ON c.id = m.cell_id JOIN submitted_notebook sn ON sn.id = m.notebook_id "
+                "JOIN notebook n ON n.id = sn.notebook_id JOIN submitted_assignment s ON s.id = sn.assignment_id "
+                "ORDER BY m.rowid"
+            ).fetchall(),
+            "counts": [
+                db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
+                for table in ("student", "submitted_assignment", "submitted_notebook", "grade", "comment")
+            ],
+        }
+    by_student = ("student", "submitted_assignment", "submitted_notebook", "grade", "comment")
+    position = {"student": 0, "submitted_assignment": 1}
+    return {
+        table: sorted(found, key=lambda row: row[position.get(table, 0)]) if table in by_student else found
+        for table, found in rows.items()
+    }
+
+
+@pytest.mark.filterwarnings("ignore:.*not in session")  # nbgrader's own add_submission trips it, as the pipeline knows
+def test_a_new_submission_gets_the_very_rows_nbgraders_add_submission_writes(tmp_path, monkeypatch) -> None:
+    """``BatchGradebook.add_submission`` against nbgrader's own, in one gradebook, on an assignment of two notebooks
+    with grade, solution and task cells: the same rows in every table, in the same order, with nbgrader's defaults;
+    and nbgrader's errors, with its words, for an unknown assignment or student and for a second submission."""
+    import sqlite3
+
+    from nbgrader.api import InvalidEntry, MissingEntry
+
+    from grader.course import BatchGradebook
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # nbgrader's alembic
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(url) as gb:
+        gb.add_assignment("hw", duedate="2030-01-01 00:00:00")
+        for notebook, cells in (("first", ("a", "b")), ("second", ("c",))):
+            gb.add_notebook(notebook, "hw")
+            for cell in cells:
+                gb.add_grade_cell(f"{cell}_grade", notebook, "hw", max_score=2, cell_type="code")
+                gb.add_solution_cell(f"{cell}_answer", notebook, "hw")
+            gb.add_task_cell(f"{notebook}_task", notebook, "hw", max_score=1, cell_type="markdown")
+        for student in ("theirs", "ours"):
+            gb.add_student(student)
+        gb.add_submission("hw", "theirs", timestamp="2030-01-02 03:04:05.6789 UTC")
+    with BatchGradebook(url) as gb:
+        gb.add_submission("hw", "ours", timestamp="2030-01-02 03:04:05.6789 UTC")
+        for call, theirs_error in (
+            (lambda g: g.add_submission("nohw", "ours"), MissingEntry),
+            (lambda g: g.add_submission("hw", "nobody"), MissingEntry),
+            (lambda g: g.add_submission("hw", "ours"), InvalidEntry),
+        ):
+            with Gradebook(url) as plain, pytest.raises(theirs_error) as theirs:
+                call(plain)
+            with pytest.raises(theirs_error) as ours:
+                call(gb)
+            if theirs_error is MissingEntry:
+                assert str(ours.value) == str(theirs.value)
+        assert gb.find_submission("hw", "ours").total_seconds_late == 97445.6789  # usable as nbgrader's own
+
+    def rows(student: str) -> dict[str, list[tuple]]:
+        where = "JOIN submitted_assignment s ON s.id = sn.assignment_id WHERE s.student_id = ?"
+        with sqlite3.connect(tmp_path / "gradebook.db") as db:
+            return {
+                "submitted_assignment": db.execute(
+                    "SELECT assignment_id, timestamp, extension FROM submitted_assignment WHERE student_id = ?",
+                    (student,),
+                ).fetchall(),
+                "submitted_notebook": db.execute(
+                    f"SELECT sn.notebook_id, sn.flagged, sn.late_submission_penalty FROM submitted_notebook sn {where} "
+                    "ORDER BY sn.rowid",
+                    (student,),
+                ).fetchall(),
+                **{
+                    table: db.execute(
+                        f"SELECT sn.notebook_id, t.cell_id, {columns} FROM {table} t "
+                        f"JOIN submitted_notebook sn ON sn.id = t.notebook_id {where} ORDER BY t.rowid",
+                        (student,),
+                    ).fetchall()
+                    for table, columns in (
+                        ("grade", "t.auto_score, t.manual_score, t.extra_credit, t.needs_manual_grade"),
+                        ("comment", "t.auto_comment, t.manual_comment"),
+                    )
+                },
+            }
+
+    theirs, ours = rows("theirs"), rows("ours")
+    assert [len(theirs[t]) for t in ("submitted_notebook", "grade", "comment")] == [2, 5, 5]
+    assert ours == theirs
+
+
+def test_a_batch_writes_the_very_rows_nbgraders_own_autograde_writes(released, tmp_path) -> None:
+    """A batch writes a new submission's rows itself (``BatchGradebook.add_submission``), in four statements. A course
+    recorded by a batch and the same course recorded by nbgrader's own autograde, one submission at a time from the
+    same stored check results, hold the same rows of every table a recording writes, in the same order: the late
+    submission's time, the empty grades and comments nbgrader makes for every graded and commented cell, the scores
+    and comments recorded into them, and the late penalty."""
+    batch_root, single_root, submissions = tmp_path / "batch", tmp_path / "single", tmp_path / "submissions"
+    for student in STUDENTS:
+        shutil.copytree(SAMPLE_SUBMISSIONS / student / LAB, submissions / student / LAB)
+    students = [*STUDENTS, tampered(submissions)]
+    late = "2030-01-03 03:04:05.678900 UTC"  # 2 days 3 hours after the due date
+    (submissions / "solution" / LAB / "timestamp.txt").write_text(late)
+    late_policy = 'c.AssignLatePenalties.plugin_class = "grader.late.LatePenalty"\nc.LatePenalty.points = 2\n'
+    for root in (batch_root, single_root):
+        shutil.copytree(released, root)
+        (root / "nbgrader_config.py").write_text(late_policy, encoding="utf-8")
+        Course(root).set_due(LAB, Course(root).parse_due("2030-01-01 00:00"))
+    batch, single = Course(batch_root), Course(single_root)
+    assert all(o.ok for o in batch.autograde(batch.collect(submissions), jobs=1))
+    single.collect(submissions)
+    shutil.copytree(batch_root / ".grading" / "results", single_root / ".grading" / "results")  # the same verdicts
+    api = single.api()
+    for student in students:
+        assert api.autograde(LAB, student)["success"]
+
+    ours, theirs = gradebook_rows(batch), gradebook_rows(single)
+    assert theirs["counts"][:3] == [(5,)] * 3 and theirs["counts"][3][0] > 5 and theirs["counts"][4][0] > 5
+    assert ours == theirs
+    assert [row[2] for row in ours["submitted_assignment"] if row[1] == "solution"] == ["2030-01-03 03:04:05.678900"]
+    assert {row[0]: row[3] for row in ours["submitted_notebook"]}["solution"] == 6  # 2 points a day begun
+    assert any(row[3] for row in ours["grade"]) and any(row[3] for row in ours["comment"])  # scores, comments
 
 
 TAMPERED = "a read-only cell, rewritten by the learner"
