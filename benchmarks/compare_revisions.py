@@ -12,6 +12,13 @@ machine's load falls on both alike. It prints each round's wall time and CPU tim
 process and every process it started, all reaped by the end), the median of each tree and their
 ratio, and whether the two trees gave every submission the same score. On a noisy machine compare
 the ratios, and trust the CPU ratio over the wall-clock one: a busy neighbour stretches wall time.
+
+With ``--recording`` it compares nbgrader's recording alone: in each round each tree grades the batch
+once, untimed, then records it again into a fresh copy of the released course from the check results
+that grading stored (as a resumed batch does: no check runs again), and reports the recording
+thread's CPU per submission (``BatchAutograde.record``, the batch's first excluded: it makes nbgrader's
+converter). A change to the recording is a few per cent of the whole engine's CPU, below what the
+whole run resolves on this machine; measured alone, in turns, it shows.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 ROUND = """
 import json, resource, shutil, sys, tempfile, time
 from pathlib import Path
-tree, batch, jobs = Path(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3])
+tree, batch, jobs, recording = Path(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "recording"
 sys.path.insert(0, str(tree))
 from grader.pipeline import Course
 with tempfile.TemporaryDirectory() as work:
@@ -39,6 +46,8 @@ with tempfile.TemporaryDirectory() as work:
     shutil.copytree(tree / "labs" / "source", work / "course" / "source")
     course = Course(work / "course")
     course.release(sorted({lab for _, lab in batch}))
+    if recording:
+        shutil.copytree(course.root, work / "again")
     for sample, lab in batch:
         shutil.copytree(tree / "tests" / "submissions" / sample / lab, work / "subs" / sample / lab)
     pairs = course.collect(work / "subs")
@@ -48,9 +57,24 @@ with tempfile.TemporaryDirectory() as work:
     started, cpu_before = time.perf_counter(), cpu()
     outcomes = course.autograde(pairs, jobs=jobs)
     seconds = time.perf_counter() - started
+    per = []
+    if recording:  # the same batch recorded again, from the check results just stored, into a fresh course
+        from grader.course import BatchAutograde
+        original = BatchAutograde.record
+        def record(self, *args, **kwargs):
+            start = time.thread_time()
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                per.append(time.thread_time() - start)
+        BatchAutograde.record = record
+        shutil.copytree(course.root / ".grading" / "results", work / "again" / ".grading" / "results")
+        course = Course(work / "again")
+        outcomes = course.autograde(course.collect(work / "subs"), jobs=jobs)
     scores = {f"{r['student']}/{r['lab']}": r["score"] for r in course.gradebook()}
 # Every worker, fork server, supervisor and host has ended and been reaped by now: all their CPU is counted.
-print(json.dumps({"seconds": seconds, "cpu": cpu() - cpu_before, "graded": sum(o.ok for o in outcomes), "scores": scores}))
+print(json.dumps({"seconds": seconds, "cpu": cpu() - cpu_before, "graded": sum(o.ok for o in outcomes), "scores": scores,
+                  "recording": sum(per[1:]) / max(1, len(per) - 1)}))
 """
 
 
@@ -61,11 +85,13 @@ def shared_batch(old: Path, new: Path) -> list[tuple[str, str]]:
     return sorted(samples(old) & samples(new))
 
 
-def one_round(tree: Path, batch: list[tuple[str, str]], jobs: int) -> dict:
+def one_round(tree: Path, batch: list[tuple[str, str]], jobs: int, recording: bool = False) -> dict:
+    """One round in ``tree``, in a process of its own: its wall time, its CPU, how many were graded, every score; with
+    ``recording``, the scores recorded again from the stored check results, and that recording's CPU per submission."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     with tempfile.TemporaryDirectory() as cwd:  # nothing is written into either tree's folder
         done = subprocess.run(
-            [sys.executable, "-c", ROUND, str(tree), json.dumps(batch), str(jobs)],
+            [sys.executable, "-c", ROUND, str(tree), json.dumps(batch), str(jobs), "recording" if recording else "all"],
             env=env,
             cwd=cwd,
             capture_output=True,
@@ -77,6 +103,44 @@ def one_round(tree: Path, batch: list[tuple[str, str]], jobs: int) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def compare(
+    old: Path, new: Path, rounds: int, jobs: int, recording: bool = False, samples: int | None = None, say=print
+) -> dict:
+    """``rounds`` rounds per tree, the trees taking turns: each tree's figures per round, their medians and new / old,
+    and the submissions whose scores differ."""
+    batch = shared_batch(old, new)[:samples]
+    say(f"batch: {len(batch)} ordinary submissions both trees hold; {rounds} rounds each, {jobs} jobs")
+    kinds = ("wall", "CPU", "recording") if recording else ("wall", "CPU")
+    figures: dict[str, dict[Path, list[float]]] = {kind: {old: [], new: []} for kind in kinds}
+    scores: dict[Path, dict] = {}
+    for number in range(rounds):
+        for tree in (old, new) if number % 2 == 0 else (new, old):
+            result = one_round(tree, batch, jobs, recording)
+            figures["wall"][tree].append(result["seconds"])
+            figures["CPU"][tree].append(result["cpu"])
+            line = f"round {number + 1} {tree}: {result['seconds']:.1f} s, {result['cpu']:.1f} CPU-s"
+            if recording:
+                figures["recording"][tree].append(result["recording"])
+                line += f", recording {1000 * result['recording']:.1f} ms a submission"
+            scores[tree] = result["scores"]
+            say(f"{line}, {result['graded']}/{len(batch)} graded")
+    report: dict = {}
+    for kind in kinds:
+        unit = {"wall": "s", "CPU": "CPU-s", "recording": "ms"}[kind]
+        scale = 1000 if kind == "recording" else 1
+        old_median, new_median = statistics.median(figures[kind][old]), statistics.median(figures[kind][new])
+        report[kind] = {"old": old_median, "new": new_median, "ratio": new_median / old_median}
+        what = "recording CPU a submission" if kind == "recording" else kind
+        say(
+            f"{what} median: old {scale * old_median:.1f} {unit}, new {scale * new_median:.1f} {unit}; "
+            f"new/old = {new_median / old_median:.2f}"
+        )
+    report["differ"] = sorted(key for key in scores[old] if scores[old][key] != scores[new].get(key))
+    report["count"] = len(scores[old])
+    say(f"scores differ on {len(report['differ'])} of {report['count']}: {', '.join(report['differ']) or 'none'}")
+    return report
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("old", type=Path, help="A checkout of the older revision.")
@@ -85,29 +149,12 @@ def main() -> int:
     )
     parser.add_argument("--rounds", type=int, default=3, help="Rounds per tree, taking turns (default 3).")
     parser.add_argument("--jobs", type=int, default=2, help="Worker processes (default 2).")
+    parser.add_argument(
+        "--recording", action="store_true", help="Also nbgrader's recording alone, from stored check results."
+    )
+    parser.add_argument("--samples", type=int, help="Only the first N submissions of the batch (default: all).")
     args = parser.parse_args()
-    old, new = args.old.resolve(), args.new.resolve()
-    batch = shared_batch(old, new)
-    print(f"batch: {len(batch)} ordinary submissions both trees hold; {args.rounds} rounds each, {args.jobs} jobs")
-    seconds: dict[Path, list[float]] = {old: [], new: []}
-    cpu: dict[Path, list[float]] = {old: [], new: []}
-    scores: dict[Path, dict] = {}
-    for number in range(args.rounds):
-        for tree in (old, new) if number % 2 == 0 else (new, old):
-            result = one_round(tree, batch, args.jobs)
-            seconds[tree].append(result["seconds"])
-            cpu[tree].append(result["cpu"])
-            scores[tree] = result["scores"]
-            print(
-                f"round {number + 1} {tree}: {result['seconds']:.1f} s, {result['cpu']:.1f} CPU-s, {result['graded']}/{len(batch)} graded"
-            )
-    for what, figures, unit in (("wall", seconds, "s"), ("CPU", cpu, "CPU-s")):
-        old_median, new_median = statistics.median(figures[old]), statistics.median(figures[new])
-        print(
-            f"{what} median: old {old_median:.1f} {unit}, new {new_median:.1f} {unit}; new/old = {new_median / old_median:.2f}"
-        )
-    differ = sorted(key for key in scores[old] if scores[old][key] != scores[new].get(key))
-    print(f"scores differ on {len(differ)} of {len(scores[old])}: {', '.join(differ) or 'none'}")
+    compare(args.old.resolve(), args.new.resolve(), args.rounds, args.jobs, args.recording, args.samples)
     return 0
 
 

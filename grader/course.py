@@ -696,7 +696,7 @@ class BatchGradebook(Gradebook):
     """nbgrader's Gradebook as a batch records through it. One method differs: ``add_submission`` writes a new
     submission's rows (the submitted assignment, a submitted notebook for each of its notebooks, an empty grade
     for each grade and task cell, an empty comment for each solution and task cell) in four statements, rather
-    than building each row as an object first and flushing them one by one. They are the rows nbgrader's own
+    than building each row as an ORM object for the session to order and write. They are the rows nbgrader's own
     ``add_submission`` writes, in its order, with its defaults (a test compares them row for row). What an
     assignment holds is read once per batch: a release does not change while a batch is recorded."""
 

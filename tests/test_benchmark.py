@@ -352,3 +352,32 @@ def test_one_round_of_the_cpu_split_measures_every_part_on_a_real_batch(bench, t
         assert split[part] > 0, part
     parts = ("checks", "learner host", "nbgrader sanitising", "nbgrader recording", "rest")
     assert split["engine in all"] == pytest.approx(sum(split[part] for part in parts))
+
+
+def test_comparing_two_revisions_recording_alone_shows_a_slower_recording_with_the_same_scores(tmp_path) -> None:
+    """``compare_revisions.py --recording``: each tree in processes of its own records the batch again from the
+    check results it stored, and the recording's CPU per submission is compared. A tree whose recording burns 50 ms
+    more a submission shows it; the scores are the same."""
+    import shutil
+
+    spec = importlib.util.spec_from_file_location("compare_revisions", SCRIPT.with_name("compare_revisions.py"))
+    compare_revisions = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare_revisions)
+    repo = SCRIPT.parents[1]
+    slowed = tmp_path / "slowed"
+    shutil.copytree(
+        repo, slowed, ignore=shutil.ignore_patterns(".venv", ".git", "build", "node_modules", "__pycache__", ".*cache")
+    )
+    course = slowed / "grader" / "course.py"
+    record = "    def record(self, assignment_id: str, student_id: str) -> dict:\n"
+    assert record in course.read_text()
+    burn = "        start = time.thread_time()\n        while time.thread_time() - start < 0.05:\n            pass\n"
+    course.write_text(course.read_text().replace(record, record + "        import time\n\n" + burn))
+    said: list[str] = []
+
+    report = compare_revisions.compare(repo, slowed, rounds=1, jobs=1, recording=True, samples=3, say=said.append)
+
+    assert report["count"] == 3 and report["differ"] == []
+    assert report["recording"]["ratio"] > 1.5, said
+    assert 0.005 < report["recording"]["old"] < 0.05 < report["recording"]["new"]  # seconds per submission
+    assert any(line.startswith("recording CPU a submission median") for line in said)

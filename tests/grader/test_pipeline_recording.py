@@ -326,10 +326,9 @@ def gradebook_rows(course: Course) -> dict[str, list[tuple]]:
                 for table in ("student", "submitted_assignment", "submitted_notebook", "grade", "comment")
             ],
         }
-    by_student = ("student", "submitted_assignment", "submitted_notebook", "grade", "comment")
-    position = {"student": 0, "submitted_assignment": 1}
+    student = {"submitted_assignment": 1}  # which column names the student (the first, in the other tables)
     return {
-        table: sorted(found, key=lambda row: row[position.get(table, 0)]) if table in by_student else found
+        table: found if table == "counts" else sorted(found, key=lambda row: row[student.get(table, 0)])
         for table, found in rows.items()
     }
 
