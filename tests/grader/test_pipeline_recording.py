@@ -337,7 +337,8 @@ def gradebook_rows(course: Course) -> dict[str, list[tuple]]:
 def test_a_new_submission_gets_the_very_rows_nbgraders_add_submission_writes(tmp_path, monkeypatch) -> None:
     """``BatchGradebook.add_submission`` against nbgrader's own, in one gradebook, on an assignment of two notebooks
     with grade, solution and task cells: the same rows in every table, in the same order, with nbgrader's defaults;
-    and nbgrader's errors, with its words, for an unknown assignment or student and for a second submission."""
+    nbgrader's errors, with its words, for an unknown assignment or student and for a second submission; and, in a
+    batch, the rows written inside the submission's transaction."""
     import sqlite3
 
     from nbgrader.api import InvalidEntry, MissingEntry
@@ -371,6 +372,19 @@ def test_a_new_submission_gets_the_very_rows_nbgraders_add_submission_writes(tmp
             if theirs_error is MissingEntry:
                 assert str(ours.value) == str(theirs.value)
         assert gb.find_submission("hw", "ours").total_seconds_late == 97445.6789  # usable as nbgrader's own
+
+        # In a batch the rows are part of the submission's transaction: unseen by others until the batch commits it,
+        # and gone when the batch rolls it back.
+        gb.add_student("rolled_back")
+        session, gb.db = gb.db, _DeferredSession(gb.db)
+        gb.add_submission("hw", "rolled_back")
+        assert gb.find_submission("hw", "rolled_back").notebooks
+        with sqlite3.connect(tmp_path / "gradebook.db") as other:
+            assert other.execute("SELECT COUNT(*) FROM submitted_assignment").fetchone() == (2,)
+        session.rollback()
+        gb.db = session
+        with pytest.raises(MissingEntry):
+            gb.find_submission("hw", "rolled_back")
 
     def rows(student: str) -> dict[str, list[tuple]]:
         where = "JOIN submitted_assignment s ON s.id = sn.assignment_id WHERE s.student_id = ?"
