@@ -109,6 +109,11 @@ def compare(
     """``rounds`` rounds per tree, the trees taking turns: each tree's figures per round, their medians and new / old,
     and the submissions whose scores differ."""
     batch = shared_batch(old, new)[:samples]
+    if len(batch) < (2 if recording else 1):
+        raise SystemExit(
+            f"{len(batch)} submissions to compare: give --samples of at least 2 (with --recording the first of a batch "
+            "is not counted, since it makes nbgrader's converter), and two trees that share sample submissions."
+        )
     say(f"batch: {len(batch)} ordinary submissions both trees hold; {rounds} rounds each, {jobs} jobs")
     kinds = ("wall", "CPU", "recording") if recording else ("wall", "CPU")
     figures: dict[str, dict[Path, list[float]]] = {kind: {old: [], new: []} for kind in kinds}

@@ -374,6 +374,8 @@ def test_comparing_two_revisions_recording_alone_shows_a_slower_recording_with_t
     burn = "        start = time.thread_time()\n        while time.thread_time() - start < 0.05:\n            pass\n"
     course.write_text(course.read_text().replace(record, record + "        import time\n\n" + burn))
     said: list[str] = []
+    with pytest.raises(SystemExit, match="--samples of at least 2"):  # a batch of one has no recording to count
+        compare_revisions.compare(repo, slowed, rounds=1, jobs=1, recording=True, samples=1, say=said.append)
 
     report = compare_revisions.compare(repo, slowed, rounds=1, jobs=1, recording=True, samples=3, say=said.append)
 
