@@ -720,13 +720,20 @@ def test_after_the_host_a_process_it_left_gets_the_kill_as_its_user(tmp_path: Pa
     assert killed == [options.user] and left == [] and swept.swept
 
 
-def test_a_message_too_long_signalled_before_the_host_is_known_still_stops_it(tmp_path: Path) -> None:
+def test_a_message_too_long_signalled_before_the_host_is_known_still_stops_it(tmp_path: Path, monkeypatch) -> None:
     """SIGUSR1 can come while the supervisor is still starting its host (the host writes as soon as it runs, before
-    the supervisor has finished starting it): it is noted, and ``run`` stops the host for it on its first pass."""
+    the supervisor has finished starting it): it is noted, and ``run`` stops the host for it on its first pass.
+
+    The supervisor runs here in the test's own process, which has other children (this process's resource tracker,
+    fork servers other tests started). A supervisor counts and sweeps every process below its own, so here it is
+    shown only the host's tree, as a supervisor of its own would see it; a process beside the host stays alive."""
     options, argv = supervisor.parse(command(tmp_path, "pass", sandbox_user=False, direct=True)[SUPERVISOR:])
     watched = supervisor.Supervisor(options, argv)
     watched.too_long = True  # what the supervisor's SIGUSR1 handler sets, here before there is a host
+    bystander = subprocess.Popen(["sleep", "60"], stdin=subprocess.DEVNULL)
     host = subprocess.Popen(["sleep", "60"], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, process_group=0)
+    below = supervisor.descendants
+    monkeypatch.setattr(supervisor, "descendants", lambda root: below(host.pid) if root == os.getpid() else below(root))
     try:
         watched.child = supervisor.ForkedHost(host.pid, None, host.stderr.fileno())
         started = time.monotonic()
@@ -735,8 +742,12 @@ def test_a_message_too_long_signalled_before_the_host_is_known_still_stops_it(tm
         if watched.status is None:  # its pipe ran dry first: reaped as main() reaps it after run()
             _, status, usage = os.wait4(host.pid, 0)
             watched.status = (status, usage)
+        watched.sweep()  # main()'s last clean-up
         report = watched.ending()
         assert report["reason"] == supervisor.MESSAGE and report["signal"] == "SIGKILL"
+        assert bystander.poll() is None
     finally:
         host.kill()
         host.stderr.close()
+        bystander.kill()
+        bystander.wait()
