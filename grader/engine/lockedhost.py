@@ -23,4 +23,5 @@ sandbox.prepare(options.lab)
 lockdown = sandbox.lock_down(options.cell_seconds)
 with sandbox.loading(lockdown):
     namespace, load_error = load_learner_code(options.lab, code, sandbox.cell_runner(lockdown))
-serve(options.lab, namespace, load_error, sandbox.watched(lockdown, call_here))
+sandbox.watch_learner_calls(lockdown)
+serve(options.lab, namespace, load_error, call_here)

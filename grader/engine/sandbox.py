@@ -313,20 +313,26 @@ def _watch_worker_calls() -> None:
     anyio.to_thread.run_sync = run_sync_escaping
 
 
-def watched(lockdown: Lockdown, run):
-    """``run(handler, *args)`` (how the host runs a harness tool's handler in its serving thread), on Python 3.11 (no
-    sys.monitoring) under the trace that watches the answer cells' frames, for that call only."""
+def traced(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` under the trace that watches the answer cells' frames, for that call only."""
+    previous = sys.gettrace()
+    sys.settrace(_watch_calls)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        sys.settrace(previous)
+
+
+def watch_learner_calls(lockdown: Lockdown) -> None:
+    """On Python 3.11 (no sys.monitoring): each call of a learner's function by a lab 1 or lab 2 harness tool, and
+    the reading of what it returned (``servers.learner_host.calls``), runs under the trace that watches the answer
+    cells' frames. The rest of the tool's handler (the harness's own checks and conversions) runs untraced: a trace
+    around the whole handler called a Python function for every call the harness made, a tenth of a lab 1 host's CPU."""
     if lockdown.monitored:
-        return run
+        return
+    from servers.learner_host import calls
 
-    def traced(handler, *args):
-        sys.settrace(_watch_calls)
-        try:
-            return run(handler, *args)
-        finally:
-            sys.settrace(None)
-
-    return traced
+    calls.run_learner_with(traced)
 
 
 @contextmanager

@@ -143,3 +143,35 @@ def test_the_lockdown_drops_every_module_of_the_grader_but_its_own_however_it_fi
     )
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found == {"walked": walked, "left": ["grader.engine.sandbox", "grader.engine.supervisor"]}
+
+
+LEARNER_CALLS = """
+import json, sys
+from grader.engine import sandbox
+from servers.learner_host import calls
+
+lockdown = sandbox.lock_down(None)
+sandbox.watch_learner_calls(lockdown)
+namespace = {"sys": sys}
+exec(compile("def answer():\\n    return sys.gettrace() is not None\\n", "<answer cell 1>", "exec"), namespace)
+print(json.dumps({
+    "monitored": lockdown.monitored,
+    "learner_traced": calls.call_learner(namespace, "answer"),
+    "harness_traced_after": sys.gettrace() is not None,
+    "runs_directly": calls._run_learner is calls.run_directly,
+}))
+"""
+
+
+def test_only_the_learners_function_runs_under_the_trace_not_the_harness_around_it() -> None:
+    """On Python 3.11 a harness tool's call of the learner's function runs under the trace, and the handler around it
+    does not (a trace there paid a Python call for every call the harness made); from 3.12 nothing is traced."""
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", LEARNER_CALLS], cwd=COURSE, capture_output=True, text=True, timeout=60, check=True
+    )
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["harness_traced_after"] is False
+    if sys.version_info >= (3, 12):
+        assert found == {**found, "monitored": True, "learner_traced": False, "runs_directly": True}
+    else:
+        assert found == {**found, "monitored": False, "learner_traced": True, "runs_directly": False}
