@@ -10,6 +10,7 @@ it from rotting as the labs change.
 from __future__ import annotations
 
 import ast
+import gc
 import importlib.util
 import json
 import logging
@@ -300,7 +301,7 @@ def test_otter_with_the_generated_tests_gives_this_engines_scores(bench, tmp_pat
     assert bench.scores(engine) == {(s, lab): expected[lab]["samples"][s]["score"] for s, lab in pairs_of}
 
 
-def test_the_checks_without_the_engine_are_the_engines_checks_with_the_same_verdicts(bench) -> None:
+def test_the_checks_without_the_engine_are_the_engines_checks_with_the_same_verdicts(bench, monkeypatch) -> None:
     """The split's baseline (the same checks, the learner's server in the benchmark's process) runs every check of
     the lab, hidden ones included, to the verdicts the engine gives, so the engine's CPU is compared with the same work."""
     from grader.engine.grading import grade_code
@@ -312,9 +313,19 @@ def test_the_checks_without_the_engine_are_the_engines_checks_with_the_same_verd
     ]
     root = logging.getLogger()
     before = root.handlers[:], root.level
+    assert gc.get_freeze_count() == 0
+    measure, set_aside = bench.cpu_seconds, []
+
+    def cpu_seconds() -> float:
+        set_aside.append(gc.get_freeze_count())
+        return measure()
+
+    monkeypatch.setattr(bench, "cpu_seconds", cpu_seconds)
     cpu, verdicts = bench.checks_without_the_engine(pairs)
 
     assert (root.handlers, root.level) == before  # logging as it was: the split's next round prints nothing more
+    # What the process held is set aside from the cycle collector while the clock runs, and given back after.
+    assert len(set_aside) == 2 and all(set_aside) and gc.get_freeze_count() == 0
 
     assert cpu > 0
     for (student, lab), passed in zip(pairs, verdicts, strict=True):
