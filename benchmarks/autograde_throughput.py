@@ -45,7 +45,6 @@ cohort's first and last 200 apart by more than the gradebook does, weighs on bot
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import logging
 import os
@@ -71,7 +70,7 @@ import grader  # noqa: E402, I001, F401
 import nbformat  # noqa: E402
 
 from grader.notebook import is_answer_cell  # noqa: E402
-from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course  # noqa: E402
+from grader.pipeline import DEFAULT_COURSE, SAMPLE_SUBMISSIONS, Course, _spared_from_collection  # noqa: E402
 
 LABS = ["lab1_error_results", "lab2_scopes_expansion", "lab3_tools_resources", "lab4_server_integration"]
 
@@ -534,21 +533,14 @@ def checks_without_the_engine(pairs: list[tuple[str, str]]) -> tuple[float, list
     # Loading answer cells here sets up logging as a host does (a handler on the root logger): left in place, it
     # would print nbgrader's progress in the split's next round, and charge that round's recording for it.
     # What this process held before the checks (the benchmark's imports, what the engine's last batch left) is set
-    # aside from the cycle collector while they run, as a batch sets aside what the grader held (grader.pipeline):
+    # aside from the cycle collector while they run, as a batch sets aside what the grader held, by the same means:
     # a full collection over it, 0.15 s a time, is not the checks' work, and it fell in some rounds and not others.
-    set_aside = not gc.get_freeze_count()
-    if set_aside:
-        gc.freeze()
-    try:
-        with logging_kept():
-            for lab in sorted({lab for lab, _ in codes}):  # each lab's server and checks imported before the clock
-                grade(lab, next(code for one, code in codes if one == lab))
-            before = cpu_seconds()  # this process, its children, and what its fork server forked
-            verdicts = [grade(lab, code) for lab, code in codes]
-            spent = cpu_seconds() - before
-    finally:
-        if set_aside:
-            gc.unfreeze()
+    with _spared_from_collection(), logging_kept():
+        for lab in sorted({lab for lab, _ in codes}):  # each lab's server and checks imported before the clock
+            grade(lab, next(code for one, code in codes if one == lab))
+        before = cpu_seconds()  # this process, its children, and what its fork server forked
+        verdicts = [grade(lab, code) for lab, code in codes]
+        spent = cpu_seconds() - before
     return spent / len(codes), verdicts
 
 
